@@ -1,0 +1,80 @@
+#pragma once
+// A Graph owns its tensors and lists the op nodes in execution order. Op constructors
+// infer and validate shapes; expand() appends a result and everything it depends on in
+// depth-first source order, so the node order is the order the builder asked for.
+#include <deque>
+#include <unordered_set>
+#include <string>
+#include <vector>
+
+#include "engine/tensor.h"
+
+namespace engine {
+
+class Graph {
+ public:
+  Graph() = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  // Leaves: tensors with no op (weights, inputs, KV storage).
+  Tensor* new_tensor(DType type, int n_dims, const int64_t* ne, std::string name = {});
+  Tensor* new_tensor_1d(DType type, int64_t ne0, std::string name = {});
+  Tensor* new_tensor_2d(DType type, int64_t ne0, int64_t ne1, std::string name = {});
+
+  // Ops. Each returns a new node, not yet in the execution order (see expand()).
+  Tensor* get_rows(Tensor* table, Tensor* ids);
+  Tensor* add(Tensor* a, Tensor* b);
+  Tensor* mul(Tensor* a, Tensor* b);
+  Tensor* scale(Tensor* a, float s);
+  Tensor* rms_norm(Tensor* a, float eps);
+  Tensor* norm(Tensor* a, float eps);
+  Tensor* mul_mat(Tensor* a, Tensor* b);
+  // Rotates the first n_rot elements of each row of a [head_dim, heads, tokens] tensor.
+  Tensor* rope(Tensor* a, Tensor* pos, Tensor* freq_factors, int n_rot, int mode, float freq_base,
+               float freq_scale);
+  // softmax(a * scale + mask) along dim 0; mask may be null, else [a.ne0, >= a.ne1] f32.
+  Tensor* soft_max(Tensor* a, Tensor* mask, float scale);
+  Tensor* silu(Tensor* a);
+  Tensor* gelu(Tensor* a);
+  Tensor* cont(Tensor* a);
+  // Copies a into the view dst (same element count); the result aliases dst.
+  Tensor* cpy(Tensor* a, Tensor* dst);
+
+  Tensor* reshape_2d(Tensor* a, int64_t ne0, int64_t ne1);
+  Tensor* reshape_3d(Tensor* a, int64_t ne0, int64_t ne1, int64_t ne2);
+  Tensor* view_1d(Tensor* a, int64_t ne0, size_t offset);
+  Tensor* view_2d(Tensor* a, int64_t ne0, int64_t ne1, size_t nb1, size_t offset);
+  Tensor* view_3d(Tensor* a, int64_t ne0, int64_t ne1, int64_t ne2, size_t nb1, size_t nb2, size_t offset);
+  // Result axis axes[i] takes source axis i, as ggml_permute.
+  Tensor* permute(Tensor* a, int ax0, int ax1, int ax2, int ax3);
+  Tensor* transpose(Tensor* a);
+
+  // Appends t and, first, its not-yet-listed sources (depth first, source order).
+  void expand(Tensor* t);
+
+  const std::vector<Tensor*>& nodes() const { return nodes_; }
+  const std::deque<Tensor>& tensors() const { return tensors_; }
+  // The layer index new nodes receive (-1 outside transformer blocks).
+  void set_layer(int layer) { layer_ = layer; }
+  // Gives every unnamed node the name "node_<index>".
+  void name_unnamed_nodes();
+
+ private:
+  Tensor* new_node(Op op, DType type, const int64_t ne[4], Tensor* a, Tensor* b = nullptr, Tensor* c = nullptr);
+  Tensor* new_view(Op op, Tensor* a, const int64_t ne[4], const size_t nb[4], size_t offset);
+  void visit(Tensor* t);
+
+  std::deque<Tensor> tensors_;
+  std::vector<Tensor*> nodes_;
+  std::unordered_set<const Tensor*> visited_;
+  int layer_ = -1;
+};
+
+// Sets a node's name and returns it, for builder one-liners.
+inline Tensor* named(Tensor* t, std::string name) {
+  t->name = std::move(name);
+  return t;
+}
+
+}  // namespace engine

@@ -1,0 +1,40 @@
+#include "engine/op.h"
+
+#include <array>
+#include <string>
+
+#include "engine/error.h"
+
+namespace engine {
+namespace {
+
+constexpr std::array<OpInfo, static_cast<size_t>(Op::COUNT)> kOps{{
+    {Op::NONE, "NONE", "leaf", 0, false},
+    {Op::GET_ROWS, "GET_ROWS", "get_rows(x)", 2, false},
+    {Op::ADD, "ADD", "x+y", 2, false},
+    {Op::MUL, "MUL", "x*y (MUL)", 2, false},
+    {Op::SCALE, "SCALE", "scale(x)", 1, false},
+    {Op::RMS_NORM, "RMS_NORM", "rms_norm(x)", 1, false},
+    {Op::NORM, "NORM", "norm(x)", 1, false},
+    {Op::MUL_MAT, "MUL_MAT", "X*Y (MAT_MUL)", 2, false},
+    {Op::ROPE, "ROPE", "rope(x)", 2, false},
+    {Op::SOFT_MAX, "SOFT_MAX", "soft_max(x)", 1, false},
+    {Op::VIEW, "VIEW", "view(x)", 1, true},
+    {Op::RESHAPE, "RESHAPE", "reshape(x)", 1, true},
+    {Op::PERMUTE, "PERMUTE", "permute(x)", 1, true},
+    {Op::TRANSPOSE, "TRANSPOSE", "transpose(x)", 1, true},
+    {Op::CONT, "CONT", "cont(x)", 1, false},
+    {Op::CPY, "CPY", "x->y (STORE)", 2, false},
+    {Op::SILU, "SILU", "unary(x) (SILU?)", 1, false},
+    {Op::GELU, "GELU", "unary(x) (GELU?)", 1, false},
+}};
+
+}  // namespace
+
+const OpInfo& op_info(Op op) {
+  auto i = static_cast<size_t>(op);
+  if (i >= kOps.size()) throw Error("unknown op id " + std::to_string(i));
+  return kOps[i];
+}
+
+}  // namespace engine
