@@ -20,8 +20,9 @@ struct ComputeParams {
 
 void barrier_wait(const ComputeParams& p);
 
-// Scratch bytes a node needs with nth threads (0 for most ops).
-size_t work_size(const Tensor* dst, int nth);
+// Scratch bytes a MUL_MAT node needs with nth threads (activations converted to the
+// weight type's dot-product format).
+size_t mul_mat_work_size(const Tensor* dst, int nth);
 
 void get_rows(const ComputeParams& p, Tensor* dst);
 void add(const ComputeParams& p, Tensor* dst);

@@ -1,0 +1,26 @@
+#pragma once
+// Liveness-based placement of a graph's intermediate and input tensors in one compute
+// buffer. A tensor is live from the node that defines it to its last reader; views
+// (and CPY results) alias their source and take no space. The buffer size the plan
+// reports is exactly what a backend allocates.
+#include <cstddef>
+#include <unordered_map>
+
+#include "engine/graph.h"
+
+namespace engine {
+
+struct Plan {
+  static constexpr size_t kAlignment = 64;
+
+  size_t buffer_size = 0;                             // peak bytes of the compute buffer
+  std::unordered_map<const Tensor*, size_t> offsets;  // placed tensors -> byte offset
+
+  // Places every node and kInput leaf that owns storage (not a view, not a weight or
+  // KV tensor). kOutput nodes stay live to the end of the graph.
+  static Plan make(const Graph& graph);
+  // Points placed tensors at base + offset and views at their source's data + offset.
+  void bind(const Graph& graph, void* base) const;
+};
+
+}  // namespace engine
