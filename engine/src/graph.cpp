@@ -145,6 +145,12 @@ Tensor* Graph::silu(Tensor* a) { return new_node(Op::SILU, DType::F32, a->ne, a)
 Tensor* Graph::gelu(Tensor* a) { return new_node(Op::GELU, DType::F32, a->ne, a); }
 Tensor* Graph::cont(Tensor* a) { return new_node(Op::CONT, a->type, a->ne, a); }
 
+Tensor* Graph::cont_2d(Tensor* a, int64_t ne0, int64_t ne1) {
+  require(ne0 * ne1 == a->nelements(), Op::CONT, "element count of " + describe(a) + " changes");
+  const int64_t ne[4] = {ne0, ne1, 1, 1};
+  return new_node(Op::CONT, a->type, ne, a);
+}
+
 Tensor* Graph::cpy(Tensor* a, Tensor* dst) {
   require(a->nelements() == dst->nelements(), Op::CPY, describe(a) + " and " + describe(dst) + " differ in size");
   Tensor* t = new_view(Op::CPY, dst, dst->ne, dst->nb, 0);

@@ -38,6 +38,8 @@ class Graph {
   Tensor* silu(Tensor* a);
   Tensor* gelu(Tensor* a);
   Tensor* cont(Tensor* a);
+  // Dense copy of a, reshaped to [ne0, ne1] (same element count).
+  Tensor* cont_2d(Tensor* a, int64_t ne0, int64_t ne1);
   // Copies a into the view dst (same element count); the result aliases dst.
   Tensor* cpy(Tensor* a, Tensor* dst);
 

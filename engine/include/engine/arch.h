@@ -1,0 +1,42 @@
+#pragma once
+// Architecture builders: turn a Model into the graph of one forward step. The cost
+// analyzer and every backend use the graph built here.
+#include <cstdint>
+#include <memory>
+
+#include "engine/graph.h"
+#include "engine/kv_cache.h"
+#include "engine/model.h"
+
+namespace engine {
+
+// One forward step: n_tokens new tokens after n_past cached ones.
+struct StepShape {
+  int64_t n_tokens = 1;
+  int64_t n_past = 0;
+  int64_t n_outputs = 1;  // tokens whose logits are computed: the last n_outputs of the batch
+};
+
+struct StepGraph {
+  std::unique_ptr<Graph> graph;
+  Tensor* tokens = nullptr;   // i32 [n_tokens]
+  Tensor* pos = nullptr;      // i32 [n_tokens]
+  Tensor* kq_mask = nullptr;  // f32 [n_kv, pad(n_tokens, 32)]
+  Tensor* out_ids = nullptr;  // i32 [n_outputs]
+  Tensor* logits = nullptr;   // f32 [n_vocab, n_outputs]
+  int64_t n_kv = 0;           // cache positions attention reads
+};
+
+// KV positions attention reads for a step: at least 32, padded to 32, at most n_ctx.
+int64_t attention_span(int64_t n_past, int64_t n_tokens, int64_t n_ctx);
+constexpr int64_t kMaskRowPad = 32;
+
+// Builds the step graph for the model's architecture. Weight leaves point at the file's
+// data (null in header-only mode); KV leaves at the cache's storage (null when not allocated).
+StepGraph build_step_graph(const Model& model, KVCache& kv, const StepShape& step);
+// Throws Error when a weight the architecture needs is missing or has the wrong shape.
+void check_weights(const Model& model);
+// Whether build_step_graph knows `arch`.
+bool arch_supported(const std::string& arch);
+
+}  // namespace engine

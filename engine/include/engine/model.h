@@ -1,0 +1,54 @@
+#pragma once
+// A model: its GGUF file (mapped), hyper-parameters read from the metadata, and checked
+// access to its weight tensors.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/gguf.h"
+
+namespace engine {
+
+struct HParams {
+  std::string arch;         // general.architecture
+  int64_t n_vocab = 0;
+  int64_t n_ctx_train = 0;
+  int64_t n_embd = 0;
+  int64_t n_layer = 0;
+  int64_t n_head = 0;
+  int64_t n_head_kv = 0;
+  int64_t n_ff = 0;
+  int64_t n_embd_head = 0;  // n_embd / n_head
+  int64_t n_rot = 0;        // rotated dimensions per head
+  float norm_eps = 1e-5f;   // RMS norm or layer norm epsilon
+  float rope_freq_base = 10000.0f;
+  float rope_freq_scale = 1.0f;
+
+  int64_t n_embd_kv() const { return n_embd_head * n_head_kv; }
+};
+
+class Model {
+ public:
+  // Maps the file and reads its hyper-parameters. With kHeaderOnly the weights need not
+  // be present (cost analysis). Throws Error naming the file and the bad key or tensor;
+  // every weight the architecture needs is checked for presence and shape here.
+  static std::unique_ptr<Model> load(const std::string& path, GGUFLoad mode = GGUFLoad::kFull);
+
+  const GGUFFile& file() const { return *file_; }
+  const HParams& hparams() const { return hp_; }
+  // Weight tensor info, or nullptr when absent.
+  const GGUFTensorInfo* find_weight(const std::string& name) const { return file_->find_tensor(name); }
+  // Weight tensor info, checked to exist with exactly shape `ne`.
+  const GGUFTensorInfo& weight(const std::string& name, std::vector<int64_t> ne) const;
+  // Bytes of all tensor data in the file.
+  size_t weights_bytes() const;
+  // The weight dtype of most parameters (for reports): the dtype holding the most bytes.
+  DType dominant_dtype() const;
+
+ private:
+  std::unique_ptr<GGUFFile> file_;
+  HParams hp_;
+};
+
+}  // namespace engine

@@ -1,0 +1,81 @@
+#pragma once
+// A Session ties a model to a backend, a KV cache and a tokenizer: feed tokens, read
+// logits, keep timings. engine-run is a thin shell over it; so is any linking program.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/arch.h"
+#include "engine/backend.h"
+#include "engine/kv_cache.h"
+#include "engine/model.h"
+#include "engine/tokenizer.h"
+
+namespace engine {
+
+struct SessionParams {
+  int64_t n_ctx = 0;       // context positions; 0: the model's training context, at most 4096
+  int n_threads = 0;       // 0: all hardware threads
+  DType kv_type = DType::F16;
+  std::string backend = "cpu";
+  int64_t n_ubatch = 512;  // prompt tokens per forward step
+  bool profile = false;    // record per-op timings
+};
+
+struct Timings {
+  double load_ms = 0;
+  int64_t prefill_tokens = 0;
+  double prefill_ms = 0;
+  int64_t decode_tokens = 0;
+  double decode_ms = 0;
+};
+
+struct MemoryUse {
+  size_t weights = 0;         // bytes of tensor data in the model file (mapped)
+  size_t kv_cache = 0;        // bytes of K and V for n_ctx positions
+  size_t compute_buffer = 0;  // bytes of the backend's compute buffer
+};
+
+class Session {
+ public:
+  static std::unique_ptr<Session> create(const std::string& model_path, const SessionParams& params);
+  ~Session();
+
+  const Model& model() const { return *model_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const Backend& backend() const { return *backend_; }
+  int64_t n_ctx() const { return kv_->n_ctx(); }
+  int64_t n_past() const { return n_past_; }
+  int64_t n_vocab() const { return model_->hparams().n_vocab; }
+
+  // Runs `tokens` after the cached ones (in steps of n_ubatch) and returns the logits of
+  // the last one. Throws Error when the context cannot hold them.
+  std::span<const float> prefill(std::span<const int32_t> tokens);
+  // Runs one token; returns its logits.
+  std::span<const float> decode(int32_t token);
+  // Forgets the cached tokens.
+  void reset() { n_past_ = 0; }
+
+  const Timings& timings() const { return timings_; }
+  MemoryUse memory() const;
+  // Per-op timing records of every step since the last clear (when params.profile).
+  Profiler& profiler() { return profiler_; }
+
+ private:
+  Session() = default;
+  void run_step(std::span<const int32_t> tokens);
+
+  SessionParams params_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<KVCache> kv_;
+  std::vector<float> logits_;
+  int64_t n_past_ = 0;
+  Timings timings_;
+  Profiler profiler_;
+};
+
+}  // namespace engine

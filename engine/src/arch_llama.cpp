@@ -1,0 +1,78 @@
+// Llama-family graph (Llama 1/2/3, Mistral, TinyLlama): RMS norm, rotary attention with
+// grouped KV heads, SwiGLU feed-forward. Node names follow llama.cpp's.
+#include <cmath>
+
+#include "step_builder.h"
+
+namespace engine {
+namespace {
+
+std::string blk(int64_t il, const char* name) { return "blk." + std::to_string(il) + "." + name + ".weight"; }
+
+}  // namespace
+
+void check_llama_weights(const Model& model) {
+  KVCache kv(model.hparams(), 1, DType::F32, false);
+  StepShape one;
+  build_llama(model, kv, one);  // builds against every weight, checking names and shapes
+}
+
+StepGraph build_llama(const Model& model, KVCache& kv, const StepShape& step) {
+  StepBuilder b(model, kv, step);
+  const HParams& hp = b.hp();
+  Graph& g = b.g();
+  const int64_t n_embd = hp.n_embd, head = hp.n_embd_head, n_tokens = step.n_tokens;
+  const int64_t n_embd_kv = hp.n_embd_kv();
+  const float kq_scale = 1.0f / std::sqrt(static_cast<float>(head));
+  Tensor* rope_freqs = b.optional_weight("rope_freqs.weight", {hp.n_rot / 2});
+  Tensor* tok_embd = b.weight("token_embd.weight", {n_embd, hp.n_vocab});
+
+  Tensor* inp = named(g.get_rows(tok_embd, b.out().tokens), "inp_embd");
+  for (int64_t il = 0; il < hp.n_layer; ++il) {
+    g.set_layer(static_cast<int>(il));
+    const std::string sfx = "-" + std::to_string(il);
+    Tensor* cur = named(g.rms_norm(inp, hp.norm_eps), "norm" + sfx);
+    cur = named(g.mul(cur, b.weight(blk(il, "attn_norm"), {n_embd})), "attn_norm" + sfx);
+
+    Tensor* q = named(g.mul_mat(b.weight(blk(il, "attn_q"), {n_embd, n_embd}), cur), "Qcur" + sfx);
+    Tensor* k = named(g.mul_mat(b.weight(blk(il, "attn_k"), {n_embd, n_embd_kv}), cur), "Kcur" + sfx);
+    Tensor* v = named(g.mul_mat(b.weight(blk(il, "attn_v"), {n_embd, n_embd_kv}), cur), "Vcur" + sfx);
+    q = named(g.reshape_3d(q, head, hp.n_head, n_tokens), "Qcur" + sfx);
+    q = named(g.rope(q, b.out().pos, rope_freqs, static_cast<int>(hp.n_rot), kRopeNormal, hp.rope_freq_base,
+                     hp.rope_freq_scale),
+              "Qcur" + sfx);
+    k = named(g.reshape_3d(k, head, hp.n_head_kv, n_tokens), "Kcur" + sfx);
+    k = named(g.rope(k, b.out().pos, rope_freqs, static_cast<int>(hp.n_rot), kRopeNormal, hp.rope_freq_base,
+                     hp.rope_freq_scale),
+              "Kcur" + sfx);
+    g.expand(q);
+    g.expand(k);
+    g.expand(v);
+
+    cur = b.attention(il, q, k, v, kq_scale);
+    cur = named(g.mul_mat(b.weight(blk(il, "attn_output"), {n_embd, n_embd}), cur), "kqv_out" + sfx);
+    Tensor* residual = inp;
+    if (il == hp.n_layer - 1) {  // only the rows whose logits are wanted go on
+      cur = g.get_rows(cur, b.out().out_ids);
+      residual = g.get_rows(residual, b.out().out_ids);
+    }
+    Tensor* ffn_inp = named(g.add(cur, residual), "ffn_inp" + sfx);
+
+    cur = named(g.rms_norm(ffn_inp, hp.norm_eps), "norm" + sfx);
+    cur = named(g.mul(cur, b.weight(blk(il, "ffn_norm"), {n_embd})), "ffn_norm" + sfx);
+    Tensor* gate = named(g.mul_mat(b.weight(blk(il, "ffn_gate"), {n_embd, hp.n_ff}), cur), "ffn_gate" + sfx);
+    gate = named(g.silu(gate), "ffn_silu" + sfx);
+    Tensor* up = named(g.mul_mat(b.weight(blk(il, "ffn_up"), {n_embd, hp.n_ff}), cur), "ffn_up" + sfx);
+    Tensor* par = named(g.mul(gate, up), "ffn_gate_par" + sfx);
+    cur = named(g.mul_mat(b.weight(blk(il, "ffn_down"), {hp.n_ff, n_embd}), par), "ffn_out" + sfx);
+    inp = named(g.add(cur, ffn_inp), "l_out" + sfx);
+  }
+  g.set_layer(-1);
+  Tensor* cur = named(g.rms_norm(inp, hp.norm_eps), "norm");
+  cur = named(g.mul(cur, b.weight("output_norm.weight", {n_embd})), "result_norm");
+  Tensor* output = b.optional_weight("output.weight", {n_embd, hp.n_vocab});
+  if (!output) output = tok_embd;  // tied embeddings
+  return b.finish(named(g.mul_mat(output, cur), "result_output"));
+}
+
+}  // namespace engine

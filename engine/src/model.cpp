@@ -1,0 +1,90 @@
+#include "engine/model.h"
+
+#include <map>
+
+#include "engine/arch.h"
+#include "engine/error.h"
+
+namespace engine {
+namespace {
+
+std::string shape_text(const int64_t* ne, size_t n) {
+  std::string s = "[";
+  for (size_t i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(ne[i]);
+  return s + "]";
+}
+
+HParams read_hparams(const GGUFFile& f) {
+  HParams hp;
+  hp.arch = f.require_string("general.architecture");
+  const std::string a = hp.arch + ".";
+  auto positive = [&](const std::string& key, int64_t v) {
+    if (v <= 0 || v > (int64_t{1} << 32)) throw Error(f.path() + ": " + key + " = " + std::to_string(v) + " is out of range");
+    return v;
+  };
+  hp.n_embd = positive(a + "embedding_length", f.require_int(a + "embedding_length"));
+  hp.n_layer = positive(a + "block_count", f.require_int(a + "block_count"));
+  hp.n_head = positive(a + "attention.head_count", f.require_int(a + "attention.head_count"));
+  hp.n_head_kv = positive(a + "attention.head_count_kv", f.get_int(a + "attention.head_count_kv", hp.n_head));
+  hp.n_ff = positive(a + "feed_forward_length", f.require_int(a + "feed_forward_length"));
+  hp.n_ctx_train = positive(a + "context_length", f.require_int(a + "context_length"));
+  if (hp.n_embd % hp.n_head != 0 || hp.n_head % hp.n_head_kv != 0)
+    throw Error(f.path() + ": " + std::to_string(hp.n_head) + " heads / " + std::to_string(hp.n_head_kv) +
+                " KV heads do not divide embedding length " + std::to_string(hp.n_embd));
+  hp.n_embd_head = hp.n_embd / hp.n_head;
+  hp.n_rot = positive(a + "rope.dimension_count", f.get_int(a + "rope.dimension_count", hp.n_embd_head));
+  if (hp.n_rot > hp.n_embd_head || hp.n_rot % 2 != 0)
+    throw Error(f.path() + ": " + a + "rope.dimension_count = " + std::to_string(hp.n_rot) + " does not fit head size " +
+                std::to_string(hp.n_embd_head));
+  hp.norm_eps = static_cast<float>(
+      f.get_float(a + "attention.layer_norm_rms_epsilon", f.get_float(a + "attention.layer_norm_epsilon", 1e-5)));
+  hp.rope_freq_base = static_cast<float>(f.get_float(a + "rope.freq_base", 10000.0));
+  hp.rope_freq_scale = 1.0f / static_cast<float>(f.get_float(a + "rope.scale_linear", 1.0));
+  const GGUFValue* tokens = f.find_array("tokenizer.ggml.tokens");
+  const GGUFTensorInfo* embd = f.find_tensor("token_embd.weight");
+  if (!embd) throw Error(f.path() + ": missing tensor 'token_embd.weight'");
+  hp.n_vocab = embd->ne[1];
+  if (tokens && static_cast<int64_t>(tokens->array_size) != hp.n_vocab)
+    throw Error(f.path() + ": vocabulary has " + std::to_string(tokens->array_size) + " tokens but token_embd.weight has " +
+                std::to_string(hp.n_vocab) + " rows");
+  return hp;
+}
+
+}  // namespace
+
+std::unique_ptr<Model> Model::load(const std::string& path, GGUFLoad mode) {
+  auto model = std::unique_ptr<Model>(new Model());
+  model->file_ = GGUFFile::open(path, mode);
+  model->hp_ = read_hparams(*model->file_);
+  check_weights(*model);
+  return model;
+}
+
+const GGUFTensorInfo& Model::weight(const std::string& name, std::vector<int64_t> ne) const {
+  const GGUFTensorInfo* t = file_->find_tensor(name);
+  if (!t) throw Error(file_->path() + ": missing tensor '" + name + "'");
+  bool same = static_cast<size_t>(t->n_dims) <= ne.size();
+  for (size_t i = 0; same && i < 4; ++i) same = t->ne[i] == (i < ne.size() ? ne[i] : 1);
+  if (!same)
+    throw Error(file_->path() + ": tensor '" + name + "' has shape " + shape_text(t->ne, t->n_dims) + ", expected " +
+                shape_text(ne.data(), ne.size()));
+  return *t;
+}
+
+size_t Model::weights_bytes() const {
+  size_t total = 0;
+  for (const auto& t : file_->tensors()) total += t.nbytes;
+  return total;
+}
+
+DType Model::dominant_dtype() const {
+  std::map<DType, size_t> bytes;
+  for (const auto& t : file_->tensors()) bytes[t.type] += t.nbytes;
+  DType best = DType::F32;
+  size_t most = 0;
+  for (const auto& [type, n] : bytes)
+    if (n > most) most = n, best = type;
+  return best;
+}
+
+}  // namespace engine

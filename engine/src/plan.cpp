@@ -1,0 +1,119 @@
+#include "engine/plan.h"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+namespace engine {
+namespace {
+
+size_t align_up(size_t n) { return (n + Plan::kAlignment - 1) / Plan::kAlignment * Plan::kAlignment; }
+
+// The tensor that owns the storage `t` reads or writes.
+const Tensor* storage_of(const Tensor* t) { return t->view_src ? t->view_src : t; }
+
+bool needs_placement(const Tensor* t) {
+  if (t->view_src || op_info(t->op).is_view) return false;
+  if (t->op == Op::NONE) return t->has(kInput);
+  return true;
+}
+
+// Best-fit free-list over one growing buffer; adjacent free blocks merge.
+class Arena {
+ public:
+  size_t alloc(size_t size) {
+    auto best = free_.end();
+    for (auto it = free_.begin(); it != free_.end(); ++it)
+      if (it->size >= size && (best == free_.end() || it->size < best->size)) best = it;
+    if (best == free_.end()) {
+      // Extend the buffer, reusing a free block at its end.
+      if (!free_.empty() && free_.back().offset + free_.back().size == end_) {
+        size_t offset = free_.back().offset;
+        free_.pop_back();
+        end_ = offset + size;
+        peak_ = std::max(peak_, end_);
+        return offset;
+      }
+      size_t offset = end_;
+      end_ += size;
+      peak_ = std::max(peak_, end_);
+      return offset;
+    }
+    size_t offset = best->offset;
+    best->offset += size;
+    best->size -= size;
+    if (best->size == 0) free_.erase(best);
+    return offset;
+  }
+
+  void release(size_t offset, size_t size) {
+    auto it = std::lower_bound(free_.begin(), free_.end(), offset,
+                               [](const Block& b, size_t off) { return b.offset < off; });
+    it = free_.insert(it, {offset, size});
+    if (it + 1 != free_.end() && it->offset + it->size == (it + 1)->offset) {
+      it->size += (it + 1)->size;
+      free_.erase(it + 1);
+    }
+    if (it != free_.begin() && (it - 1)->offset + (it - 1)->size == it->offset) {
+      (it - 1)->size += it->size;
+      free_.erase(it);
+    }
+  }
+
+  size_t peak() const { return peak_; }
+
+ private:
+  struct Block {
+    size_t offset, size;
+  };
+  std::vector<Block> free_;  // sorted by offset
+  size_t end_ = 0;
+  size_t peak_ = 0;
+};
+
+}  // namespace
+
+Plan Plan::make(const Graph& graph) {
+  const auto& nodes = graph.nodes();
+  constexpr size_t kForever = std::numeric_limits<size_t>::max();
+  std::unordered_map<const Tensor*, size_t> last_use;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (const Tensor* s : nodes[i]->src)
+      if (s) last_use[storage_of(s)] = i;
+  for (const Tensor* n : nodes)
+    if (n->has(kOutput)) last_use[storage_of(n)] = kForever;
+
+  Plan plan;
+  Arena arena;
+  auto place = [&](const Tensor* t) { plan.offsets[t] = arena.alloc(align_up(t->nbytes())); };
+  // Inputs are written before compute starts, so they are live from the first node.
+  for (const Tensor& t : graph.tensors())
+    if (t.op == Op::NONE && needs_placement(&t) && last_use.count(&t)) place(&t);
+
+  std::vector<std::vector<const Tensor*>> dies_after(nodes.size());
+  for (const auto& [t, i] : last_use)
+    if (i != kForever && (needs_placement(t))) dies_after[i].push_back(t);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Tensor* n = nodes[i];
+    if (needs_placement(n)) {
+      place(n);
+      if (!last_use.count(n)) arena.release(plan.offsets[n], align_up(n->nbytes()));  // a sink nobody reads
+    }
+    // Release in a fixed order so the plan does not depend on hash-map iteration.
+    std::sort(dies_after[i].begin(), dies_after[i].end(),
+              [&](const Tensor* a, const Tensor* b) { return plan.offsets.at(a) < plan.offsets.at(b); });
+    for (const Tensor* t : dies_after[i])
+      if (plan.offsets.count(t)) arena.release(plan.offsets[t], align_up(t->nbytes()));
+  }
+  plan.buffer_size = arena.peak();
+  return plan;
+}
+
+void Plan::bind(const Graph& graph, void* base) const {
+  auto* bytes = static_cast<uint8_t*>(base);
+  for (const auto& [t, offset] : offsets) const_cast<Tensor*>(t)->data = bytes + offset;
+  for (const Tensor* n : graph.nodes())
+    if (n->view_src) const_cast<Tensor*>(n)->data = static_cast<uint8_t*>(n->view_src->data) + n->view_offs;
+}
+
+}  // namespace engine

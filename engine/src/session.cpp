@@ -1,0 +1,102 @@
+#include "engine/session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "engine/error.h"
+
+namespace engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+void fill_inputs(const StepGraph& s, std::span<const int32_t> tokens, int64_t n_past) {
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  std::memcpy(s.tokens->data, tokens.data(), tokens.size() * sizeof(int32_t));
+  auto* pos = static_cast<int32_t*>(s.pos->data);
+  for (int64_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(n_past + i);
+  auto* mask = static_cast<float*>(s.kq_mask->data);
+  const int64_t n_kv = s.kq_mask->ne[0];
+  for (int64_t i = 0; i < s.kq_mask->ne[1]; ++i)
+    for (int64_t j = 0; j < n_kv; ++j)
+      mask[i * n_kv + j] = (i < n && j <= n_past + i) ? 0.0f : -std::numeric_limits<float>::infinity();
+  auto* out = static_cast<int32_t*>(s.out_ids->data);
+  const int64_t n_out = s.out_ids->ne[0];
+  for (int64_t i = 0; i < n_out; ++i) out[i] = static_cast<int32_t>(n - n_out + i);
+}
+
+}  // namespace
+
+Session::~Session() = default;
+
+std::unique_ptr<Session> Session::create(const std::string& model_path, const SessionParams& params) {
+  const auto t0 = Clock::now();
+  auto s = std::unique_ptr<Session>(new Session());
+  s->params_ = params;
+  if (params.n_ubatch <= 0) throw Error("batch size must be positive");
+  if (params.backend != "cpu") throw Error("unknown backend '" + params.backend + "' (available: cpu)");
+  s->model_ = Model::load(model_path);
+  const HParams& hp = s->model_->hparams();
+  int64_t n_ctx = params.n_ctx > 0 ? params.n_ctx : std::min<int64_t>(hp.n_ctx_train, 4096);
+  if (params.n_ctx < 0) throw Error("context size must be positive, got " + std::to_string(params.n_ctx));
+  s->tokenizer_ = Tokenizer::from_gguf(s->model_->file());
+  s->backend_ = make_cpu_backend(params.n_threads);
+  s->kv_ = std::make_unique<KVCache>(hp, n_ctx, params.kv_type, true);
+  // Reserve the compute buffer for the largest step up front, as the cost model reports it.
+  StepShape worst{std::min(params.n_ubatch, n_ctx), 0, 1};
+  worst.n_past = n_ctx - worst.n_tokens;
+  StepGraph g = build_step_graph(*s->model_, *s->kv_, worst);
+  s->backend_->allocate(*g.graph, Plan::make(*g.graph));
+  s->timings_.load_ms = ms_since(t0);
+  return s;
+}
+
+void Session::run_step(std::span<const int32_t> tokens) {
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  const int32_t n_vocab = static_cast<int32_t>(model_->hparams().n_vocab);
+  for (int32_t t : tokens)
+    if (t < 0 || t >= n_vocab)
+      throw Error("token id " + std::to_string(t) + " is outside the vocabulary of " + std::to_string(n_vocab));
+  StepGraph g = build_step_graph(*model_, *kv_, StepShape{n, n_past_, 1});
+  backend_->allocate(*g.graph, Plan::make(*g.graph));
+  fill_inputs(g, tokens, n_past_);
+  backend_->compute(*g.graph, params_.profile ? &profiler_ : nullptr);
+  const float* out = static_cast<const float*>(g.logits->data);
+  logits_.assign(out, out + n_vocab);
+  n_past_ += n;
+}
+
+std::span<const float> Session::prefill(std::span<const int32_t> tokens) {
+  if (tokens.empty()) throw Error("prefill needs at least one token");
+  if (n_past_ + static_cast<int64_t>(tokens.size()) > n_ctx())
+    throw Error("prompt of " + std::to_string(tokens.size()) + " tokens does not fit the context of " +
+                std::to_string(n_ctx()) + " (" + std::to_string(n_past_) + " already used)");
+  const auto t0 = Clock::now();
+  for (size_t i = 0; i < tokens.size(); i += static_cast<size_t>(params_.n_ubatch))
+    run_step(tokens.subspan(i, std::min(tokens.size() - i, static_cast<size_t>(params_.n_ubatch))));
+  timings_.prefill_ms += ms_since(t0);
+  timings_.prefill_tokens += static_cast<int64_t>(tokens.size());
+  return logits_;
+}
+
+std::span<const float> Session::decode(int32_t token) {
+  if (n_past_ + 1 > n_ctx()) throw Error("context of " + std::to_string(n_ctx()) + " tokens is full");
+  const auto t0 = Clock::now();
+  run_step(std::span<const int32_t>(&token, 1));
+  timings_.decode_ms += ms_since(t0);
+  timings_.decode_tokens += 1;
+  return logits_;
+}
+
+MemoryUse Session::memory() const {
+  return MemoryUse{model_->weights_bytes(), kv_->bytes(), backend_->compute_buffer_bytes()};
+}
+
+}  // namespace engine

@@ -1,0 +1,118 @@
+#include "step_builder.h"
+
+#include <cmath>
+
+#include "engine/error.h"
+
+namespace engine {
+
+int64_t attention_span(int64_t n_past, int64_t n_tokens, int64_t n_ctx) {
+  const int64_t used = n_past + n_tokens;
+  const int64_t padded = (used + 31) / 32 * 32;
+  return std::min(n_ctx, std::max<int64_t>(32, padded));
+}
+
+StepBuilder::StepBuilder(const Model& model, KVCache& kv, const StepShape& step)
+    : model_(model), kv_(kv), step_(step) {
+  if (step.n_tokens <= 0) throw Error("a step needs at least one token, got " + std::to_string(step.n_tokens));
+  if (step.n_past < 0 || step.n_past + step.n_tokens > kv.n_ctx())
+    throw Error("context of " + std::to_string(kv.n_ctx()) + " cannot hold " + std::to_string(step.n_past) +
+                " cached + " + std::to_string(step.n_tokens) + " new tokens");
+  if (step.n_outputs <= 0 || step.n_outputs > step.n_tokens)
+    throw Error("outputs must be between 1 and the token count, got " + std::to_string(step.n_outputs));
+  out_.graph = std::make_unique<Graph>();
+  out_.n_kv = attention_span(step.n_past, step.n_tokens, kv.n_ctx());
+  Graph& graph = *out_.graph;
+  out_.tokens = graph.new_tensor_1d(DType::I32, step.n_tokens, "inp_tokens");
+  out_.pos = graph.new_tensor_1d(DType::I32, step.n_tokens, "inp_pos");
+  out_.kq_mask = graph.new_tensor_2d(DType::F32, out_.n_kv, (step.n_tokens + kMaskRowPad - 1) / kMaskRowPad * kMaskRowPad,
+                                     "KQ_mask");
+  out_.out_ids = graph.new_tensor_1d(DType::I32, step.n_outputs, "inp_out_ids");
+  for (Tensor* t : {out_.tokens, out_.pos, out_.kq_mask, out_.out_ids}) t->flags = kInput;
+}
+
+Tensor* StepBuilder::optional_weight(const std::string& name, std::vector<int64_t> ne) {
+  if (auto it = leaves_.find(name); it != leaves_.end()) return it->second;
+  if (!model_.find_weight(name)) return nullptr;
+  const GGUFTensorInfo& info = model_.weight(name, ne);
+  Tensor* t = g().new_tensor(info.type, info.n_dims, info.ne, name);
+  t->flags = kWeight;
+  t->data = const_cast<void*>(model_.file().tensor_data(info));
+  return leaves_[name] = t;
+}
+
+Tensor* StepBuilder::weight(const std::string& name, std::vector<int64_t> ne) {
+  if (!model_.find_weight(name)) throw Error(model_.file().path() + ": missing tensor '" + name + "'");
+  return optional_weight(name, ne);
+}
+
+Tensor* StepBuilder::k_cache(int64_t il) {
+  const std::string name = "cache_k_l" + std::to_string(il);
+  if (auto it = leaves_.find(name); it != leaves_.end()) return it->second;
+  Tensor* t = g().new_tensor_1d(kv_.type(), kv_.n_ctx() * kv_.n_embd_kv(), name);
+  t->flags = kKV;
+  t->data = kv_.k_data(il);
+  return leaves_[name] = t;
+}
+
+Tensor* StepBuilder::v_cache(int64_t il) {
+  const std::string name = "cache_v_l" + std::to_string(il);
+  if (auto it = leaves_.find(name); it != leaves_.end()) return it->second;
+  Tensor* t = g().new_tensor_1d(kv_.type(), kv_.n_ctx() * kv_.n_embd_kv(), name);
+  t->flags = kKV;
+  t->data = kv_.v_data(il);
+  return leaves_[name] = t;
+}
+
+Tensor* StepBuilder::attention(int64_t il, Tensor* q, Tensor* k, Tensor* v, float kq_scale) {
+  Graph& gr = g();
+  const int64_t n_tokens = step_.n_tokens, n_kv = out_.n_kv, n_ctx = kv_.n_ctx();
+  const int64_t head = hp().n_embd_head, n_head = hp().n_head, n_head_kv = hp().n_head_kv, n_embd_kv = kv_.n_embd_kv();
+  const std::string sfx = "-" + std::to_string(il);
+  const DType type = kv_.type();
+  const size_t elem = dtype_info(type).block_bytes;
+  Tensor* kc = k_cache(il);
+  Tensor* vc = v_cache(il);
+
+  Tensor* k_view = named(gr.view_1d(kc, n_tokens * n_embd_kv, row_bytes(type, n_embd_kv) * step_.n_past),
+                         "k_cache_view" + sfx);
+  gr.expand(named(gr.cpy(k, k_view), "k_cache_view" + sfx));
+  Tensor* v_t = named(gr.transpose(v), v->name);
+  Tensor* v_view = named(gr.view_2d(vc, n_tokens, n_embd_kv, n_ctx * elem, step_.n_past * elem), "v_cache_view" + sfx);
+  gr.expand(named(gr.cpy(v_t, v_view), "v_cache_view" + sfx));
+
+  Tensor* vv = named(gr.view_3d(vc, n_kv, head, n_head_kv, n_ctx * elem, n_ctx * elem * head, 0), "v" + sfx);
+  Tensor* kk = named(gr.view_3d(kc, head, n_kv, n_head_kv, row_bytes(type, n_embd_kv), row_bytes(type, head), 0),
+                     "k" + sfx);
+  Tensor* qq = named(gr.permute(q, 0, 2, 1, 3), "q" + sfx);
+  Tensor* kq = named(gr.mul_mat(kk, qq), "kq" + sfx);
+  kq = named(gr.soft_max(kq, out_.kq_mask, kq_scale), "kq_soft_max_ext" + sfx);
+  Tensor* kqv = named(gr.mul_mat(vv, kq), "kqv" + sfx);
+  Tensor* merged = named(gr.permute(kqv, 0, 2, 1, 3), "kqv_merged" + sfx);
+  return named(gr.cont_2d(merged, head * n_head, n_tokens), "kqv_merged_cont" + sfx);
+}
+
+StepGraph StepBuilder::finish(Tensor* logits) {
+  logits->flags |= kOutput;
+  out_.logits = logits;
+  g().set_layer(-1);
+  g().expand(logits);
+  g().name_unnamed_nodes();
+  return std::move(out_);
+}
+
+StepGraph build_step_graph(const Model& model, KVCache& kv, const StepShape& step) {
+  const std::string& arch = model.hparams().arch;
+  if (arch == "llama") return build_llama(model, kv, step);
+  throw Error(model.file().path() + ": unsupported architecture '" + arch + "'");
+}
+
+void check_weights(const Model& model) {
+  const std::string& arch = model.hparams().arch;
+  if (arch == "llama") return check_llama_weights(model);
+  throw Error(model.file().path() + ": unsupported architecture '" + arch + "'");
+}
+
+bool arch_supported(const std::string& arch) { return arch == "llama"; }
+
+}  // namespace engine

@@ -1,0 +1,43 @@
+#pragma once
+// Shared plumbing of the architecture builders: weight and KV leaves, step inputs.
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/arch.h"
+
+namespace engine {
+
+class StepBuilder {
+ public:
+  StepBuilder(const Model& model, KVCache& kv, const StepShape& step);
+
+  // The weight leaf `name`, checked to have shape ne; one leaf per name per graph.
+  Tensor* weight(const std::string& name, std::vector<int64_t> ne);
+  // Like weight(), or nullptr when the file has no such tensor.
+  Tensor* optional_weight(const std::string& name, std::vector<int64_t> ne);
+  Tensor* k_cache(int64_t il);
+  Tensor* v_cache(int64_t il);
+  // Stores this step's K [n_embd_kv, n_tokens] and V into layer il's cache, then returns
+  // attention output [n_embd_head * n_head, n_tokens] for queries q [head, n_head, n_tokens].
+  Tensor* attention(int64_t il, Tensor* q, Tensor* k, Tensor* v, float kq_scale);
+
+  Graph& g() { return *out_.graph; }
+  StepGraph& out() { return out_; }
+  const HParams& hp() const { return model_.hparams(); }
+  const StepShape& step() const { return step_; }
+  // Marks the logits tensor as the graph's output and lists every node.
+  StepGraph finish(Tensor* logits);
+
+ private:
+  const Model& model_;
+  KVCache& kv_;
+  StepShape step_;
+  StepGraph out_;
+  std::unordered_map<std::string, Tensor*> leaves_;
+};
+
+StepGraph build_llama(const Model& model, KVCache& kv, const StepShape& step);
+void check_llama_weights(const Model& model);
+
+}  // namespace engine

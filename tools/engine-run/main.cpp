@@ -1,0 +1,42 @@
+// engine-run: generate text from a GGUF model, or replay a reference to check logits.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "engine/dtype.h"
+#include "run_options.h"
+
+int main(int argc, char** argv) {
+  RunOptions opt;
+  std::string kv_type = "f16";
+  CLI::App app{"engine-run: generate text with a GGUF model"};
+  app.add_option("-m,--model", opt.model, "GGUF model file")->required();
+  app.add_option("-p,--prompt", opt.prompt, "prompt text");
+  app.add_option("-n,--n-predict", opt.n_predict, "tokens to generate")->check(CLI::Range(0, 1 << 24));
+  app.add_option("-t,--threads", opt.session.n_threads, "threads (0: all)")->check(CLI::Range(0, 1024));
+  app.add_option("-c,--ctx", opt.session.n_ctx, "context size (0: the model's, at most 4096)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
+  app.add_option("-b,--ubatch", opt.session.n_ubatch, "prompt tokens per step")->check(CLI::Range(1, 1 << 16));
+  app.add_option("--temp", opt.sampler.temperature, "temperature (0: greedy)")->check(CLI::Range(0.0, 100.0));
+  app.add_option("--top-k", opt.sampler.top_k, "top-k (0: off)")->check(CLI::Range(0, 1 << 30));
+  app.add_option("--top-p", opt.sampler.top_p, "top-p")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--seed", opt.sampler.seed, "sampling seed");
+  app.add_option("--backend", opt.session.backend, "backend")->check(CLI::IsMember({"cpu"}));
+  app.add_option("--kv-type", kv_type, "KV cache type")->check(CLI::IsMember({"f16", "f32"}));
+  app.add_option("--replay", opt.replay, "reference JSONL to replay (teacher forcing)");
+  app.add_option("--replay-out", opt.replay_out, "write this engine's replay JSONL here");
+  app.add_option("--tolerance", opt.tolerance, "replay tolerance (default: by weight type)")->check(CLI::Range(0.0, 1e9));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  opt.session.kv_type = *engine::dtype_from_name(kv_type);
+  try {
+    return opt.replay.empty() ? run_generate(opt) : run_replay(opt);
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "engine-run: error: %s\n", e.what());
+    return 1;
+  }
+}

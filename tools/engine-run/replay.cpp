@@ -1,0 +1,120 @@
+// Replay: feed each reference prompt with this engine's tokenizer, teacher-force the
+// reference's generated tokens, and compare the top-10 logits at every step.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fmt/core.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "engine/error.h"
+#include "run_options.h"
+
+namespace {
+
+using nlohmann::json;
+
+// The reference README's tolerances: float weights, or quantized weights with activations
+// quantized as ggml does (which this engine's CPU kernels do).
+double default_tolerance(const engine::Model& model) {
+  for (const auto& t : model.file().tensors())
+    if (t.n_dims >= 2 && engine::dtype_info(t.type).quantized) return 1e-2;
+  return 2e-3;
+}
+
+json top10(std::span<const float> logits) {
+  std::vector<int32_t> ids(logits.size());
+  std::iota(ids.begin(), ids.end(), 0);
+  const size_t k = std::min<size_t>(10, ids.size());
+  std::partial_sort(ids.begin(), ids.begin() + static_cast<long>(k), ids.end(),
+                    [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+  json out = json::array();
+  for (size_t i = 0; i < k; ++i) out.push_back({ids[i], logits[ids[i]]});
+  return out;
+}
+
+struct Worst {
+  double deviation = 0;
+  std::string where;
+  void see(double d, const std::string& at) {
+    if (d > deviation) deviation = d, where = at;
+  }
+};
+
+double rel_dev(float ours, double ref) { return std::fabs(ours - ref) / std::max(1.0, std::fabs(ref)); }
+
+std::vector<int32_t> int_list(const json& j, const std::string& field, size_t line) {
+  if (!j.contains(field) || !j[field].is_array()) throw engine::Error(fmt::format("line {}: no array '{}'", line, field));
+  return j[field].get<std::vector<int32_t>>();
+}
+
+}  // namespace
+
+int run_replay(const RunOptions& opt) {
+  std::ifstream in(opt.replay);
+  if (!in) throw engine::Error("cannot open " + opt.replay);
+  std::ofstream out;
+  if (!opt.replay_out.empty()) {
+    out.open(opt.replay_out);
+    if (!out) throw engine::Error("cannot write " + opt.replay_out);
+  }
+  engine::SessionParams params = opt.session;
+  auto session = engine::Session::create(opt.model, params);
+  const engine::Tokenizer& tok = session->tokenizer();
+  const double tol = opt.tolerance > 0 ? opt.tolerance : default_tolerance(session->model());
+
+  Worst worst;
+  int failures = 0, steps = 0;
+  std::string line;
+  for (size_t ln = 1; std::getline(in, line); ++ln) {
+    if (line.empty()) continue;
+    json ref = json::parse(line, nullptr, false);
+    if (ref.is_discarded() || !ref.is_object() || !ref.contains("prompt") || !ref["prompt"].is_string())
+      throw engine::Error(fmt::format("{} line {}: not a reference object", opt.replay, ln));
+    const std::string prompt = ref["prompt"];
+    const std::vector<int32_t> ref_tokens = int_list(ref, "prompt_tokens", ln);
+    const std::vector<int32_t> generated = int_list(ref, "generated", ln);
+    const json& ref_top = ref["top10"];
+    std::vector<int32_t> tokens = tok.encode(prompt, tok.add_bos_default());
+    if (tokens != ref_tokens) {
+      ++failures;
+      std::fprintf(stderr, "line %zu: tokenization differs from the reference\n", ln);
+    }
+
+    session->reset();
+    json our_top = json::array();
+    std::span<const float> logits = session->prefill(tokens);
+    if (ref.contains("logits_first") && ref["logits_first"].is_array() && ref["logits_first"].size() == logits.size())
+      for (size_t i = 0; i < logits.size(); ++i)
+        worst.see(rel_dev(logits[i], ref["logits_first"][i].get<double>()), fmt::format("line {} step 0 id {}", ln, i));
+    for (size_t step = 0; step < generated.size(); ++step) {
+      our_top.push_back(top10(logits));
+      ++steps;
+      if (ref_top.is_array() && step < ref_top.size()) {
+        const json& pairs = ref_top[step];
+        for (const json& p : pairs) {
+          const int32_t id = p[0].get<int32_t>();
+          if (id < 0 || id >= static_cast<int32_t>(logits.size())) throw engine::Error(fmt::format("line {}: bad id {}", ln, id));
+          const double d = rel_dev(logits[id], p[1].get<double>());
+          worst.see(d, fmt::format("line {} step {} id {}", ln, step, id));
+          if (d > tol) ++failures;
+        }
+        const int32_t ref_best = pairs[0][0].get<int32_t>();
+        const double margin = pairs.size() > 1 ? pairs[0][1].get<double>() - pairs[1][1].get<double>() : 1e9;
+        const int32_t ours = our_top.back()[0][0].get<int32_t>();
+        if (margin > tol && ours != ref_best) {
+          ++failures;
+          std::fprintf(stderr, "line %zu step %zu: top-1 %d, reference %d (margin %.4g)\n", ln, step, ours, ref_best, margin);
+        }
+      }
+      if (step + 1 < generated.size()) logits = session->decode(generated[step]);
+    }
+    if (out.is_open())
+      out << json{{"prompt", prompt}, {"prompt_tokens", tokens}, {"generated", generated}, {"top10", our_top}}.dump()
+          << "\n";
+  }
+  std::printf("replay: %d steps, worst deviation %.3g at %s, tolerance %.3g: %s\n", steps, worst.deviation,
+              worst.where.empty() ? "-" : worst.where.c_str(), tol, failures ? "FAIL" : "ok");
+  return failures ? 1 : 0;
+}
