@@ -1,0 +1,27 @@
+#pragma once
+// Synthetic models: random weights for any llama shape and weight dtype, with a small
+// SentencePiece vocabulary, written as a GGUF file. Used by tests, demos and benchmarks.
+#include <cstdint>
+#include <string>
+
+#include "engine/dtype.h"
+
+namespace engine {
+
+struct SynthSpec {
+  std::string arch = "llama";
+  int64_t n_embd = 256;
+  int64_t n_layer = 4;
+  int64_t n_head = 8;
+  int64_t n_head_kv = 2;
+  int64_t n_ff = 768;
+  int64_t n_ctx_train = 2048;
+  int64_t n_vocab = 512;  // at least 259 (3 control tokens + 256 byte tokens)
+  DType type = DType::F32;  // dtype of the matrices; norms stay f32
+  uint64_t seed = 42;
+};
+
+// Writes the model to `path`. Throws Error when the shape does not fit the dtype's blocks.
+void write_synthetic_model(const SynthSpec& spec, const std::string& path);
+
+}  // namespace engine

@@ -1,0 +1,138 @@
+#include "engine/synth.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "engine/error.h"
+#include "engine/gguf.h"
+#include "engine/quants.h"
+
+namespace engine {
+namespace {
+
+// SentencePiece pieces: control tokens, the 256 byte tokens, then word pieces with every
+// prefix present so that merges can reach each word.
+void add_vocab(GGUFWriter& w, int64_t n_vocab) {
+  std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
+  std::vector<int32_t> types = {2, 3, 3};
+  for (int b = 0; b < 256; ++b) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "<0x%02X>", b);
+    tokens.push_back(hex);
+    types.push_back(6);
+  }
+  const std::string space = "\xE2\x96\x81";  // U+2581, SentencePiece's space
+  std::vector<std::string> pieces = {space};
+  for (char c = 'a'; c <= 'z'; ++c) pieces.push_back(std::string(1, c));
+  for (char c = 'A'; c <= 'Z'; ++c) pieces.push_back(std::string(1, c));
+  for (const char* p : {".", ",", "!", "?", "'", "\"", "-", ":"}) pieces.push_back(p);
+  const char* words[] = {"once", "upon", "a", "time", "there", "was", "little", "girl", "boy", "named", "she", "he",
+                         "loved", "to", "play", "with", "her", "his", "friend", "the", "and", "in", "park", "day",
+                         "one", "big", "red", "ball", "saw", "went", "happy", "sun", "tree", "dog", "cat", "said"};
+  for (const char* word : words)
+    for (size_t len = 1; len <= std::string(word).size(); ++len) pieces.push_back(space + std::string(word, len));
+  std::vector<float> scores(tokens.size(), 0.0f);
+  for (const auto& p : pieces) {
+    if (static_cast<int64_t>(tokens.size()) >= n_vocab) break;
+    bool dup = false;
+    for (const auto& t : tokens) dup = dup || t == p;
+    if (dup) continue;
+    tokens.push_back(p);
+    types.push_back(1);
+    scores.push_back(-static_cast<float>(tokens.size()));
+  }
+  while (static_cast<int64_t>(tokens.size()) < n_vocab) {  // filler pieces
+    tokens.push_back("<extra_" + std::to_string(tokens.size()) + ">");
+    types.push_back(5);
+    scores.push_back(-1e6f);
+  }
+  w.set_string("tokenizer.ggml.model", "llama");
+  w.set_array_strings("tokenizer.ggml.tokens", tokens);
+  w.set_array_f32("tokenizer.ggml.scores", scores);
+  w.set_array_i32("tokenizer.ggml.token_type", types);
+  w.set_u32("tokenizer.ggml.unknown_token_id", 0);
+  w.set_u32("tokenizer.ggml.bos_token_id", 1);
+  w.set_u32("tokenizer.ggml.eos_token_id", 2);
+}
+
+class WeightMaker {
+ public:
+  WeightMaker(GGUFWriter& w, uint64_t seed) : w_(w), rng_(seed) {}
+
+  void matrix(const std::string& name, DType type, int64_t ne0, int64_t ne1, float stddev) {
+    std::vector<float> values(static_cast<size_t>(ne0 * ne1));
+    std::normal_distribution<float> dist(0.0f, stddev);
+    for (float& v : values) v = dist(rng_);
+    std::vector<uint8_t> bytes(row_bytes(type, ne0) * static_cast<size_t>(ne1));
+    for (int64_t r = 0; r < ne1; ++r)
+      quantize_row(type, values.data() + r * ne0, bytes.data() + static_cast<size_t>(r) * row_bytes(type, ne0), ne0);
+    w_.add_tensor(name, type, {ne0, ne1}, std::move(bytes));
+  }
+
+  void norm(const std::string& name, int64_t n) {
+    std::vector<float> values(static_cast<size_t>(n));
+    std::uniform_real_distribution<float> dist(0.8f, 1.2f);
+    for (float& v : values) v = dist(rng_);
+    std::vector<uint8_t> bytes(values.size() * sizeof(float));
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    w_.add_tensor(name, DType::F32, {n}, std::move(bytes));
+  }
+
+ private:
+  GGUFWriter& w_;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace
+
+void write_synthetic_model(const SynthSpec& s, const std::string& path) {
+  if (s.arch != "llama") throw Error("synth: unsupported architecture '" + s.arch + "'");
+  if (s.n_embd <= 0 || s.n_layer <= 0 || s.n_head <= 0 || s.n_head_kv <= 0 || s.n_ff <= 0 || s.n_ctx_train <= 0)
+    throw Error("synth: every dimension must be positive");
+  if (s.n_embd % s.n_head != 0 || s.n_head % s.n_head_kv != 0)
+    throw Error("synth: heads must divide the embedding and KV heads must divide heads");
+  if (s.n_vocab < 259) throw Error("synth: vocabulary needs at least 259 tokens");
+  const int64_t block = dtype_info(s.type).block_size;
+  if (s.n_embd % block != 0 || s.n_ff % block != 0)
+    throw Error("synth: embedding " + std::to_string(s.n_embd) + " and feed-forward " + std::to_string(s.n_ff) +
+                " must be multiples of " + std::string(dtype_name(s.type)) + "'s block of " + std::to_string(block));
+  const int64_t head = s.n_embd / s.n_head, n_embd_kv = head * s.n_head_kv;
+
+  GGUFWriter w;
+  w.set_string("general.architecture", "llama");
+  w.set_string("general.name", "synthetic-llama-" + std::string(dtype_name(s.type)));
+  w.set_u32("llama.context_length", static_cast<uint32_t>(s.n_ctx_train));
+  w.set_u32("llama.embedding_length", static_cast<uint32_t>(s.n_embd));
+  w.set_u32("llama.feed_forward_length", static_cast<uint32_t>(s.n_ff));
+  w.set_u32("llama.block_count", static_cast<uint32_t>(s.n_layer));
+  w.set_u32("llama.attention.head_count", static_cast<uint32_t>(s.n_head));
+  w.set_u32("llama.attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
+  w.set_u32("llama.rope.dimension_count", static_cast<uint32_t>(head));
+  w.set_f32("llama.rope.freq_base", 10000.0f);
+  w.set_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+  add_vocab(w, s.n_vocab);
+
+  WeightMaker m(w, s.seed);
+  const float stddev = 1.0f / std::sqrt(static_cast<float>(s.n_embd));
+  m.matrix("token_embd.weight", s.type, s.n_embd, s.n_vocab, 1.0f);
+  for (int64_t il = 0; il < s.n_layer; ++il) {
+    const std::string p = "blk." + std::to_string(il) + ".";
+    m.norm(p + "attn_norm.weight", s.n_embd);
+    m.matrix(p + "attn_q.weight", s.type, s.n_embd, s.n_embd, stddev);
+    m.matrix(p + "attn_k.weight", s.type, s.n_embd, n_embd_kv, stddev);
+    m.matrix(p + "attn_v.weight", s.type, s.n_embd, n_embd_kv, stddev);
+    m.matrix(p + "attn_output.weight", s.type, s.n_embd, s.n_embd, stddev);
+    m.norm(p + "ffn_norm.weight", s.n_embd);
+    m.matrix(p + "ffn_gate.weight", s.type, s.n_embd, s.n_ff, stddev);
+    m.matrix(p + "ffn_up.weight", s.type, s.n_embd, s.n_ff, stddev);
+    m.matrix(p + "ffn_down.weight", s.type, s.n_ff, s.n_embd, 1.0f / std::sqrt(static_cast<float>(s.n_ff)));
+  }
+  m.norm("output_norm.weight", s.n_embd);
+  m.matrix("output.weight", s.type, s.n_embd, s.n_vocab, stddev);
+  w.write(path);
+}
+
+}  // namespace engine
