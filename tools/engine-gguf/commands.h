@@ -3,3 +3,4 @@
 #include <CLI/CLI.hpp>
 
 void add_inspect_command(CLI::App& app);
+void add_synth_command(CLI::App& app);

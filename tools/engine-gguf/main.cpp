@@ -7,9 +7,10 @@
 #include "commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"engine-gguf: inspect GGUF files"};
+  CLI::App app{"engine-gguf: inspect and synthesize GGUF files"};
   app.require_subcommand(1);
   add_inspect_command(app);
+  add_synth_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
