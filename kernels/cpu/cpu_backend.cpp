@@ -1,0 +1,170 @@
+// The CPU backend: validates every node against the kernels' (op, dtype) support, then runs
+// the nodes in order on a persistent thread pool, timing each with steady_clock.
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <new>
+#include <string>
+#include <thread>
+
+#include "cpu/kernels.h"
+#include "cpu/thread_pool.h"
+#include "engine/backend.h"
+#include "engine/error.h"
+
+namespace engine {
+namespace {
+
+using cpu::ComputeParams;
+using KernelFn = void (*)(const ComputeParams&, Tensor*);
+
+// Below this many elements a non-matmul node runs on one thread: waking workers costs more.
+constexpr int64_t kMinParallelElements = 4096;
+
+KernelFn kernel_for(Op op) {
+  switch (op) {
+    case Op::GET_ROWS: return cpu::get_rows;
+    case Op::ADD: return cpu::add;
+    case Op::MUL: return cpu::mul;
+    case Op::SCALE: return cpu::scale;
+    case Op::RMS_NORM: return cpu::rms_norm;
+    case Op::NORM: return cpu::norm;
+    case Op::MUL_MAT: return cpu::mul_mat;
+    case Op::ROPE: return cpu::rope;
+    case Op::SOFT_MAX: return cpu::soft_max;
+    case Op::CONT:
+    case Op::CPY: return cpu::cont;
+    case Op::SILU: return cpu::silu;
+    case Op::GELU: return cpu::gelu;
+    default: return nullptr;
+  }
+}
+
+bool is_f32(const Tensor* t) { return t && t->type == DType::F32; }
+
+// 64-byte aligned bytes that only ever grow.
+class HostBuffer {
+ public:
+  void reserve(size_t bytes) {
+    if (bytes <= size_) return;
+    data_.reset(static_cast<std::byte*>(::operator new(bytes, std::align_val_t{Plan::kAlignment})));
+    size_ = bytes;
+  }
+  void* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+
+ private:
+  struct Free {
+    void operator()(std::byte* p) const { ::operator delete(p, std::align_val_t{Plan::kAlignment}); }
+  };
+  std::unique_ptr<std::byte, Free> data_;
+  size_t size_ = 0;
+};
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(int n_threads) : pool_(n_threads) {}
+
+  std::string_view name() const override { return "cpu"; }
+
+  bool supports(const Tensor& node) const override {
+    const Tensor* a = node.src[0];
+    const Tensor* b = node.src[1];
+    const Tensor* c = node.src[2];
+    if (op_info(node.op).is_view || node.op == Op::NONE) return true;
+    if (!a || (node.op != Op::CPY && node.op != Op::CONT && node.type != DType::F32)) return false;
+    switch (node.op) {
+      case Op::GET_ROWS: return cpu::get_rows_supports(a->type) && b && b->type == DType::I32;
+      case Op::ADD:
+      case Op::MUL: return is_f32(a) && is_f32(b);
+      case Op::SCALE:
+      case Op::RMS_NORM:
+      case Op::NORM:
+      case Op::SILU:
+      case Op::GELU: return is_f32(a);
+      case Op::MUL_MAT: return cpu::mul_mat_supports(a->type) && is_f32(b);
+      case Op::ROPE:
+        return is_f32(a) && b && b->type == DType::I32 && (!c || is_f32(c)) &&
+               (node.params[1] == kRopeNormal || node.params[1] == kRopeNeox);
+      case Op::SOFT_MAX: return is_f32(a) && (!b || is_f32(b));
+      case Op::CONT: return cpu::copy_supports(a->type, node.type);
+      case Op::CPY: return b && cpu::copy_supports(a->type, b->type);
+      default: return false;
+    }
+  }
+
+  void allocate(const Graph& graph, const Plan& plan) override {
+    buffer_.reserve(plan.buffer_size);
+    plan.bind(graph, buffer_.data());
+  }
+
+  void compute(const Graph& graph, Profiler* profiler) override {
+    const auto& nodes = graph.nodes();
+    for (const Tensor* node : nodes) validate(*node);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      Tensor* node = nodes[i];
+      const auto start = std::chrono::steady_clock::now();
+      if (!op_info(node->op).is_view) run_node(node);
+      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+      if (profiler)
+        profiler->record({static_cast<int>(i), node->op, node->name, node->layer, "cpu", static_cast<uint64_t>(ns.count())});
+    }
+  }
+
+  size_t compute_buffer_bytes() const override { return buffer_.size(); }
+
+ private:
+  void validate(const Tensor& node) const {
+    const std::string where = " (node '" + node.name + "')";
+    if (!supports(node)) {
+      std::string dtypes;
+      for (const Tensor* s : node.src)
+        if (s) dtypes += (dtypes.empty() ? "" : ", ") + std::string(dtype_name(s->type));
+      throw Error("cpu backend does not support " + std::string(op_name(node.op)) + " on " + dtypes + where);
+    }
+    if (op_info(node.op).is_view) return;
+    if (!node.data) throw Error("cpu backend: no storage bound" + where);
+    for (const Tensor* s : node.src)
+      if (s && !s->data) throw Error("cpu backend: source '" + s->name + "' has no storage bound" + where);
+  }
+
+  int threads_for(const Tensor* node) const {
+    if (node->op == Op::MUL_MAT) return pool_.size();
+    if (node->nelements() < kMinParallelElements) return 1;
+    return static_cast<int>(std::min<int64_t>(pool_.size(), node->nrows()));
+  }
+
+  void run_node(Tensor* node) {
+    const int nth = threads_for(node);
+    ComputeParams params;
+    params.nth = nth;
+    if (node->op == Op::MUL_MAT) {
+      scratch_.reserve(cpu::mul_mat_work_size(node, nth));
+      params.wdata = scratch_.data();
+      params.wsize = scratch_.size();
+    }
+    barrier_.reset(nth);
+    params.barrier = &barrier_;
+    const KernelFn kernel = kernel_for(node->op);
+    pool_.run(nth, [&](int ith) {
+      ComputeParams mine = params;
+      mine.ith = ith;
+      kernel(mine, node);
+    });
+  }
+
+  cpu::ThreadPool pool_;
+  cpu::Barrier barrier_;
+  HostBuffer buffer_;
+  HostBuffer scratch_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(int n_threads) {
+  if (n_threads < 0) throw Error("cpu backend: thread count must be >= 0, got " + std::to_string(n_threads));
+  if (n_threads == 0) n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::make_unique<CpuBackend>(n_threads);
+}
+
+}  // namespace engine

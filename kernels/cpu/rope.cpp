@@ -1,0 +1,69 @@
+// ROPE: rotates the first n_rot elements of each [head_dim] row by angles
+// pos * freq_scale * freq_base^(-2i/n_rot) / factor[i]; later elements are copied.
+#include <cmath>
+#include <vector>
+
+#include "cpu/kernels.h"
+#include "cpu/rows.h"
+
+namespace engine::cpu {
+namespace {
+
+// cos/sin of every rotated pair for one position; theta advances by repeated
+// multiplication in float, as ggml's rope cache does, so angles match it bit for bit.
+void fill_angles(float pos, int n_rot, float freq_base, float freq_scale, const Tensor* factors,
+                 std::vector<float>& cos_sin) {
+  const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(n_rot));
+  float theta = pos;
+  for (int i = 0; i < n_rot / 2; ++i) {
+    const float factor =
+        factors ? *reinterpret_cast<const float*>(static_cast<const char*>(factors->data) + i * factors->nb[0]) : 1.0f;
+    const float angle = freq_scale * (theta / factor);
+    cos_sin[2 * i] = std::cos(angle);
+    cos_sin[2 * i + 1] = std::sin(angle);
+    theta *= theta_scale;
+  }
+}
+
+}  // namespace
+
+void rope(const ComputeParams& p, Tensor* dst) {
+  const Tensor* a = dst->src[0];
+  const Tensor* pos = dst->src[1];
+  const Tensor* factors = dst->src[2];
+  const int n_rot = dst->params[0];
+  const bool neox = dst->params[1] == kRopeNeox;
+  const float freq_base = dst->param_f32(2);
+  const float freq_scale = dst->param_f32(3);
+  const int half = n_rot / 2;
+
+  std::vector<float> cos_sin(static_cast<size_t>(n_rot));
+  int64_t angles_for = -1;  // flat token index (i2, i3) the angles were computed for
+  const RowRange rows = split_rows(dst->nrows(), p);
+  for (int64_t r = rows.begin; r < rows.end; ++r) {
+    const RowIndex i = row_index(dst, r);
+    const int64_t token = i.i2 + i.i3 * dst->ne[2];
+    if (token != angles_for) {
+      const int32_t position = *reinterpret_cast<const int32_t*>(static_cast<const char*>(pos->data) + i.i2 * pos->nb[0]);
+      fill_angles(static_cast<float>(position), n_rot, freq_base, freq_scale, factors, cos_sin);
+      angles_for = token;
+    }
+    char* d = row_ptr(dst, i);
+    char* x = row_ptr(a, i);
+    const size_t xs = a->nb[0];
+    const size_t ds = dst->nb[0];
+    for (int k = 0; k < half; ++k) {
+      const int64_t j0 = neox ? k : 2 * k;
+      const int64_t j1 = neox ? k + half : 2 * k + 1;
+      const float c = cos_sin[2 * k];
+      const float s = cos_sin[2 * k + 1];
+      const float x0 = f32_at(x, j0, xs);
+      const float x1 = f32_at(x, j1, xs);
+      f32_at(d, j0, ds) = x0 * c - x1 * s;
+      f32_at(d, j1, ds) = x0 * s + x1 * c;
+    }
+    for (int64_t k = n_rot; k < dst->ne[0]; ++k) f32_at(d, k, ds) = f32_at(x, k, xs);
+  }
+}
+
+}  // namespace engine::cpu

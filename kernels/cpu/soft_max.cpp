@@ -1,0 +1,45 @@
+// SOFT_MAX along dim 0: softmax(x * scale + mask); mask row i1 serves every head (dims 2, 3).
+// Max subtraction, exp in float, sum in double as ggml; a row that is all -inf becomes zeros.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "cpu/kernels.h"
+#include "cpu/rows.h"
+
+namespace engine::cpu {
+
+void soft_max(const ComputeParams& p, Tensor* dst) {
+  const Tensor* a = dst->src[0];
+  const Tensor* mask = dst->src[1];
+  const float scale = dst->param_f32(0);
+  const int64_t n = dst->ne[0];
+  std::vector<float> w(static_cast<size_t>(n));
+  const RowRange rows = split_rows(dst->nrows(), p);
+  for (int64_t r = rows.begin; r < rows.end; ++r) {
+    const RowIndex i = row_index(dst, r);
+    char* d = row_ptr(dst, i);
+    char* x = row_ptr(a, i);
+    char* m = mask ? row_ptr(mask, i.i1, 0, 0) : nullptr;
+    float max = -std::numeric_limits<float>::infinity();
+    for (int64_t k = 0; k < n; ++k) {
+      float v = f32_at(x, k, a->nb[0]) * scale;
+      if (m) v += f32_at(m, k, mask->nb[0]);
+      w[k] = v;
+      if (v > max) max = v;
+    }
+    if (max == -std::numeric_limits<float>::infinity()) {
+      for (int64_t k = 0; k < n; ++k) f32_at(d, k, dst->nb[0]) = 0.0f;
+      continue;
+    }
+    double sum = 0.0;
+    for (int64_t k = 0; k < n; ++k) {
+      w[k] = std::exp(w[k] - max);
+      sum += static_cast<double>(w[k]);
+    }
+    const float inv = static_cast<float>(1.0 / sum);
+    for (int64_t k = 0; k < n; ++k) f32_at(d, k, dst->nb[0]) = w[k] * inv;
+  }
+}
+
+}  // namespace engine::cpu
