@@ -29,7 +29,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::fprintf(stderr, "engine-run: error: %s\n", e.what());
+    return 1;
   }
   opt.session.kv_type = *engine::dtype_from_name(kv_type);
   try {
