@@ -11,13 +11,13 @@ void binary_op(const ComputeParams& p, Tensor* dst, Fn fn) {
   const Tensor* b = dst->src[1];
   const int64_t n = dst->ne[0];
   const int64_t nb_len = b->ne[0];
+  const bool dense = dst->nb[0] == sizeof(float) && a->nb[0] == sizeof(float) && b->nb[0] == sizeof(float);
   const RowRange rows = split_rows(dst->nrows(), p);
   for (int64_t r = rows.begin; r < rows.end; ++r) {
     const RowIndex i = row_index(dst, r);
     char* d = row_ptr(dst, i);
     const char* x = row_ptr(a, i);
     const char* y = row_ptr(b, i.i1 % b->ne[1], i.i2 % b->ne[2], i.i3 % b->ne[3]);
-    const bool dense = dst->nb[0] == sizeof(float) && a->nb[0] == sizeof(float) && b->nb[0] == sizeof(float);
     if (dense && nb_len == n) {
       auto* df = reinterpret_cast<float*>(d);
       const auto* xf = reinterpret_cast<const float*>(x);

@@ -1,8 +1,10 @@
-// Element-wise activations: SILU and GELU (tanh approximation, as ggml).
+// Element-wise activations: SILU and GELU (tanh approximation, evaluated as ggml does).
 #include <cmath>
+#include <vector>
 
 #include "cpu/kernels.h"
 #include "cpu/rows.h"
+#include "engine/quants.h"
 
 namespace engine::cpu {
 namespace {
@@ -22,6 +24,19 @@ void unary_op(const ComputeParams& p, Tensor* dst, Fn fn) {
 constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
 constexpr float kGeluCoefA = 0.044715f;
 
+float gelu_tanh(float x) { return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + kGeluCoefA * x * x))); }
+
+// ggml (GGML_GELU_FP16) looks f32 GELU up in a table indexed by the input rounded to f16,
+// holding f16 results; using the same table keeps activations identical to llama.cpp's.
+const std::vector<uint16_t>& gelu_f16_table() {
+  static const std::vector<uint16_t> table = [] {
+    std::vector<uint16_t> t(1u << 16);
+    for (uint32_t h = 0; h < t.size(); ++h) t[h] = fp32_to_fp16(gelu_tanh(fp16_to_fp32(static_cast<uint16_t>(h))));
+    return t;
+  }();
+  return table;
+}
+
 }  // namespace
 
 void silu(const ComputeParams& p, Tensor* dst) {
@@ -29,7 +44,12 @@ void silu(const ComputeParams& p, Tensor* dst) {
 }
 
 void gelu(const ComputeParams& p, Tensor* dst) {
-  unary_op(p, dst, [](float x) { return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + kGeluCoefA * x * x))); });
+  const uint16_t* table = gelu_f16_table().data();
+  unary_op(p, dst, [table](float x) {
+    if (x <= -10.0f) return 0.0f;
+    if (x >= 10.0f) return x;
+    return fp16_to_fp32(table[fp32_to_fp16(x)]);
+  });
 }
 
 }  // namespace engine::cpu

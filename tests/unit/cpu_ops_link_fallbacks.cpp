@@ -1,11 +1,13 @@
 // TEMPORARY, test-only: weak F32 stand-ins for symbols other branches implement (matmul,
-// get_rows and copy kernels in kernels/cpu, Plan::bind in engine/src/plan.cpp), so the
+// get_rows and copy kernels in kernels/cpu, Plan::bind in engine/src/plan.cpp, the f16
+// conversions of engine/quants.h), so the
 // cpuops branch links on its own. DELETE THIS FILE when merging those branches: a static
 // archive member is never pulled in to replace a weak symbol already defined here.
 #include <cstring>
 
 #include "cpu/kernels.h"
 #include "engine/plan.h"
+#include "engine/quants.h"
 
 namespace engine::cpu {
 
@@ -63,6 +65,19 @@ __attribute__((weak)) void cont(const ComputeParams& p, Tensor* dst) {
 }  // namespace engine::cpu
 
 namespace engine {
+
+__attribute__((weak)) float fp16_to_fp32(uint16_t h) {
+  _Float16 f;
+  std::memcpy(&f, &h, sizeof h);
+  return static_cast<float>(f);
+}
+
+__attribute__((weak)) uint16_t fp32_to_fp16(float x) {
+  const auto f = static_cast<_Float16>(x);
+  uint16_t h;
+  std::memcpy(&h, &f, sizeof h);
+  return h;
+}
 
 __attribute__((weak)) void Plan::bind(const Graph& graph, void* base) const {
   for (const auto& [tensor, offset] : offsets) const_cast<Tensor*>(tensor)->data = static_cast<char*>(base) + offset;
