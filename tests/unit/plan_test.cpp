@@ -1,0 +1,55 @@
+#include "engine/plan.h"
+
+#include <gtest/gtest.h>
+
+#include <unordered_map>
+
+#include "engine/arch.h"
+#include "test_models.h"
+
+using namespace engine;
+
+namespace {
+
+const Tensor* storage_of(const Tensor* t) { return t->view_src ? t->view_src : t; }
+
+}  // namespace
+
+TEST(Plan, TensorsLiveAtTheSameTimeNeverOverlap) {
+  auto model = Model::load(testing::synthetic_model(DType::F32));
+  KVCache kv(model->hparams(), 128, DType::F16, false);
+  for (int64_t n_tokens : {1, 7, 64}) {
+    StepGraph step = build_step_graph(*model, kv, StepShape{n_tokens, 16, 1});
+    const Plan plan = Plan::make(*step.graph);
+    const auto& nodes = step.graph->nodes();
+    // Lifetime of each placed tensor: [defining node, last reading node].
+    std::unordered_map<const Tensor*, std::pair<size_t, size_t>> life;
+    for (const auto& [t, off] : plan.offsets) life[t] = {0, 0};
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (life.count(nodes[i]) && nodes[i]->op != Op::NONE) life[nodes[i]] = {i, i};
+      for (const Tensor* s : nodes[i]->src)
+        if (s && life.count(storage_of(s))) life[storage_of(s)].second = i;
+    }
+    life[step.logits].second = nodes.size();
+    for (const auto& [a, la] : life)
+      for (const auto& [b, lb] : life) {
+        if (a == b || la.second < lb.first || lb.second < la.first) continue;
+        const size_t a0 = plan.offsets.at(a), b0 = plan.offsets.at(b);
+        EXPECT_TRUE(a0 + a->nbytes() <= b0 || b0 + b->nbytes() <= a0) << a->name << " overlaps " << b->name;
+      }
+    for (const auto& [t, off] : plan.offsets) EXPECT_LE(off + t->nbytes(), plan.buffer_size);
+  }
+}
+
+TEST(Plan, ViewsAliasTheirSourceAfterBind) {
+  auto model = Model::load(testing::synthetic_model(DType::F32));
+  KVCache kv(model->hparams(), 64, DType::F16, true);
+  StepGraph step = build_step_graph(*model, kv, StepShape{4, 0, 1});
+  const Plan plan = Plan::make(*step.graph);
+  std::vector<uint8_t> buffer(plan.buffer_size);
+  plan.bind(*step.graph, buffer.data());
+  for (const Tensor* n : step.graph->nodes()) {
+    ASSERT_NE(n->data, nullptr) << n->name;
+    if (n->view_src) EXPECT_EQ(n->data, static_cast<uint8_t*>(n->view_src->data) + n->view_offs) << n->name;
+  }
+}
