@@ -33,8 +33,8 @@ const GGUFValue* find_array(const GGUFFile& file, std::string_view key, bool (*e
     fail(file, key, "has elements of type " + std::string(gguf_type_name(v->array_type)));
   }
   if (n >= 0 && v->array_size != static_cast<uint64_t>(n)) {
-    fail(file, key, "has " + std::to_string(v->array_size) + " elements, expected " + std::to_string(n) +
-                        " (one per token)");
+    fail(file, key,
+         "has " + std::to_string(v->array_size) + " elements, expected " + std::to_string(n) + " (one per token)");
   }
   return v;
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "engine/error.h"
@@ -139,7 +140,11 @@ TEST(TokenizerSpm, EqualScoresMergeLeftmostPair) {
 
 TEST(TokenizerSpm, SpacePrefixAndEscapedSpaces) {
   SmallVocab v;
-  const int32_t space = v.add("\xE2\x96\x81", -1), a = v.add("a", -1), space_a = v.add("\xE2\x96\x81" "a", -2);
+  const int32_t space = v.add("\xE2\x96\x81", -1), a = v.add("a", -1),
+                space_a = v.add(
+                    "\xE2\x96\x81"
+                    "a",
+                    -2);
   auto tok = v.load();
   EXPECT_TRUE(tok->add_bos_default());
   EXPECT_EQ(tok->encode("a a", false), (std::vector<int32_t>{space_a, space_a}));
@@ -185,11 +190,38 @@ TEST(TokenizerSpm, InvalidUtf8IsEncodedByteByByte) {
   v.add("\xC3\xA9", -1);
   auto tok = v.load();
   // A lone continuation byte, a lead byte cut short by ASCII, a truncated sequence at the end.
-  const std::string text = "\x80" "a\xC3" "a\xE2\x96";
+  const std::string text =
+      "\x80"
+      "a\xC3"
+      "a\xE2\x96";
   const std::vector<int32_t> ids = tok->encode(text, false);
   EXPECT_EQ(ids, (std::vector<int32_t>{SmallVocab::byte_token(0x80), a, SmallVocab::byte_token(0xC3), a,
                                        SmallVocab::byte_token(0xE2), SmallVocab::byte_token(0x96)}));
   EXPECT_EQ(tok->decode(ids), text);
+}
+
+TEST(TokenizerSpm, ArbitraryBytesRoundTrip) {
+  SmallVocab v;
+  v.add("\xE2\x96\x81", -1);
+  v.add("a", -1);
+  v.add(
+      "\xE2\x96\x81"
+      "a",
+      -2);
+  v.add("\xC3\xA9", -1);
+  auto tok = v.load();
+  // U+2581 is left out: SPM reads it as a space, so it decodes to one.
+  const std::vector<std::string> pieces = {"a", " ", "<|ud|>", "<|ud", "\xC3", "\xA9", "\xE2\x96", "\xFF", "\n", "b"};
+  std::mt19937 rng(3);
+  for (int n = 0; n < 300; ++n) {
+    std::string text;
+    for (unsigned i = rng() % 12; i > 0; --i) text += pieces[rng() % pieces.size()];
+    EXPECT_EQ(tok->decode(tok->encode(text, true)), text);
+  }
+  EXPECT_EQ(tok->decode(tok->encode("a\xE2\x96\x81"
+                                    "a",
+                                    false)),
+            "a a");
 }
 
 TEST(TokenizerSpm, DecodeRejectsOutOfRangeIds) {
@@ -268,6 +300,13 @@ TEST(TokenizerSpm, LlamaVocabRoundTrips) {
   for (const std::string& text : read_vocab_inputs(kSpmVocab + ".inp")) {
     EXPECT_EQ(tok->decode(tok->encode(text, false)), text);
     EXPECT_EQ(tok->decode(tok->encode(text, true)), text);
+  }
+  std::mt19937 rng(11);
+  for (int n = 0; n < 200; ++n) {
+    std::string bytes(rng() % 40, '\0');
+    for (char& c : bytes) c = static_cast<char>(rng() % 256);
+    if (bytes.find("\xE2\x96\x81") != std::string::npos) continue;  // U+2581 decodes as a space
+    EXPECT_EQ(tok->decode(tok->encode(bytes, false)), bytes);
   }
 }
 

@@ -43,7 +43,8 @@ class Tokenizer {
   std::string decode_token(int32_t id) const;
 
   // The text of a sequence: its tokens' pieces concatenated, without the space that encode
-  // prefixes (so decode(encode(x, b)) == x for valid UTF-8 x).
+  // prefixes: decode(encode(x, b)) == x, except that SPM reads a literal U+2581 in x as a
+  // space.
   std::string decode(const std::vector<int32_t>& ids) const;
 
   int32_t bos() const;  // -1 when the vocab has none
