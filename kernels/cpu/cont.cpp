@@ -1,0 +1,142 @@
+// CONT and CPY on the CPU: copy src0's elements, in row-major order, into dst's layout
+// (strides from nb[]), converting the dtype. Element counts must match, shapes need not.
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "cpu/kernels.h"
+#include "cpu/row_split.h"
+#include "engine/error.h"
+#include "engine/quants.h"
+
+namespace engine::cpu {
+namespace {
+
+bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+bool is_block(DType t) { return dtype_info(t).block_size > 1; }
+
+float load_float(DType t, const char* p) {
+  uint16_t h;
+  switch (t) {
+    case DType::F16: std::memcpy(&h, p, 2); return fp16_to_fp32(h);
+    case DType::BF16: std::memcpy(&h, p, 2); return bf16_to_fp32(h);
+    default: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+  }
+}
+
+void store_float(DType t, char* p, float v) {
+  uint16_t h;
+  switch (t) {
+    case DType::F16: h = fp32_to_fp16(v); std::memcpy(p, &h, 2); return;
+    case DType::BF16: h = fp32_to_bf16(v); std::memcpy(p, &h, 2); return;
+    default: std::memcpy(p, &v, 4); return;
+  }
+}
+
+// Byte offset of row r (rows counted over dims 1..3) of t.
+size_t row_offset(const Tensor* t, int64_t r) {
+  const int64_t i1 = r % t->ne[1], i2 = (r / t->ne[1]) % t->ne[2], i3 = r / (t->ne[1] * t->ne[2]);
+  return static_cast<size_t>(i1) * t->nb[1] + static_cast<size_t>(i2) * t->nb[2] + static_cast<size_t>(i3) * t->nb[3];
+}
+
+bool same_shape(const Tensor* a, const Tensor* b) {
+  for (int i = 0; i < kMaxDims; ++i)
+    if (a->ne[i] != b->ne[i]) return false;
+  return true;
+}
+
+// Element-wise copy between one-element-per-block dtypes.
+void copy_elements(const ComputeParams& p, const Tensor* src, Tensor* dst) {
+  const DType st = src->type, dt = dst->type;
+  const size_t es = dtype_info(st).block_bytes;
+  auto copy_one = [&](const char* s, char* d) {
+    if (st == dt)
+      std::memcpy(d, s, es);
+    else
+      store_float(dt, d, load_float(st, s));
+  };
+  const char* src_data = static_cast<const char*>(src->data);
+  char* dst_data = static_cast<char*>(dst->data);
+  const int64_t ne00 = src->ne[0];
+  const WorkRange rows = split_work(src->nrows(), p.ith, p.nth);
+
+  if (same_shape(src, dst)) {
+    const bool dense = st == dt && src->nb[0] == es && dst->nb[0] == es;
+    for (int64_t r = rows.begin; r < rows.end; ++r) {
+      const char* s = src_data + row_offset(src, r);
+      char* d = dst_data + row_offset(dst, r);
+      if (dense) {
+        std::memcpy(d, s, static_cast<size_t>(ne00) * es);
+        continue;
+      }
+      for (int64_t i = 0; i < ne00; ++i) copy_one(s + i * src->nb[0], d + i * dst->nb[0]);
+    }
+    return;
+  }
+  // Shapes differ: walk dst coordinates as an odometer from this thread's first element.
+  int64_t flat = rows.begin * ne00;
+  int64_t c[kMaxDims];
+  for (int i = 0; i < kMaxDims; ++i) {
+    c[i] = flat % dst->ne[i];
+    flat /= dst->ne[i];
+  }
+  for (int64_t r = rows.begin; r < rows.end; ++r) {
+    const char* s = src_data + row_offset(src, r);
+    for (int64_t i = 0; i < ne00; ++i) {
+      char* d = dst_data + c[0] * dst->nb[0] + c[1] * dst->nb[1] + c[2] * dst->nb[2] + c[3] * dst->nb[3];
+      copy_one(s + i * src->nb[0], d);
+      for (int k = 0; k < kMaxDims && ++c[k] == dst->ne[k]; ++k) c[k] = 0;
+    }
+  }
+}
+
+// Row-wise copy when a block dtype is involved: rows must line up one to one.
+void copy_rows(const ComputeParams& p, const Tensor* src, Tensor* dst) {
+  if (src->ne[0] != dst->ne[0] || src->nrows() != dst->nrows())
+    throw Error("cpy '" + dst->name + "': rows of " + src->shape_str() + " and " + dst->shape_str() +
+                " do not line up for " + std::string(dtype_name(src->type)) + " -> " +
+                std::string(dtype_name(dst->type)));
+  if (src->nb[0] != dtype_info(src->type).block_bytes || dst->nb[0] != dtype_info(dst->type).block_bytes)
+    throw Error("cpy '" + dst->name + "': block dtype copies need dense rows");
+  const int64_t n = src->ne[0];
+  const WorkRange rows = split_work(src->nrows(), p.ith, p.nth);
+  for (int64_t r = rows.begin; r < rows.end; ++r) {
+    const char* s = static_cast<const char*>(src->data) + row_offset(src, r);
+    char* d = static_cast<char*>(dst->data) + row_offset(dst, r);
+    if (src->type == dst->type)
+      std::memcpy(d, s, row_bytes(src->type, n));
+    else if (src->type == DType::F32)
+      quantize_row(dst->type, reinterpret_cast<const float*>(s), d, n);
+    else
+      dequantize_row(src->type, s, reinterpret_cast<float*>(d), n);
+  }
+}
+
+}  // namespace
+
+bool copy_supports(DType from, DType to) {
+  if (from == to) return true;
+  if (is_float(from) && is_float(to)) return true;
+  if (from == DType::F32 && is_block(to)) return true;
+  return is_block(from) && to == DType::F32;
+}
+
+void cont(const ComputeParams& p, Tensor* dst) {
+  const Tensor* src = dst->src[0];
+  if (!src) throw Error("cpy '" + dst->name + "': missing source");
+  if (!copy_supports(src->type, dst->type))
+    throw Error("cpy '" + dst->name + "': no CPU copy from " + std::string(dtype_name(src->type)) + " to " +
+                std::string(dtype_name(dst->type)));
+  if (src->nelements() != dst->nelements())
+    throw Error("cpy '" + dst->name + "': " + src->shape_str() + " and " + dst->shape_str() + " differ in size");
+  if (is_block(src->type) || is_block(dst->type))
+    copy_rows(p, src, dst);
+  else
+    copy_elements(p, src, dst);
+}
+
+}  // namespace engine::cpu

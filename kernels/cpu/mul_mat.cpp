@@ -1,0 +1,106 @@
+// MUL_MAT on the CPU: dst[i01, i11, i12, i13] = dot(src0 row i01 of batch (i12/r2, i13/r3),
+// src1 row (i11, i12, i13)). src1 rows are first converted to the weight's vec_dot format.
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "cpu/kernels.h"
+#include "cpu/row_split.h"
+#include "cpu/vec_dot.h"
+#include "engine/error.h"
+
+namespace engine::cpu {
+namespace {
+
+constexpr int64_t kRowChunk = 16;  // output rows per work item
+constexpr int64_t kColBlock = 16;  // activation rows reused per loaded weight row
+constexpr size_t kAlign = 64;
+
+size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+const char* bytes(const void* p) { return static_cast<const char*>(p); }
+
+void check_shapes(const Tensor* dst) {
+  const Tensor* a = dst->src[0];
+  const Tensor* b = dst->src[1];
+  auto fail = [&](const std::string& why) { throw Error("mul_mat '" + dst->name + "': " + why); };
+  if (!a || !b) fail("missing source");
+  if (!dot_supported(a->type)) fail("unsupported weight dtype " + std::string(dtype_name(a->type)));
+  if (b->type != DType::F32 || dst->type != DType::F32) fail("src1 and dst must be f32");
+  if (a->nb[0] != dtype_info(a->type).block_bytes) fail("src0 rows must be dense");
+  if (a->ne[0] != b->ne[0] || dst->ne[0] != a->ne[1] || dst->ne[1] != b->ne[1] || dst->ne[2] != b->ne[2] ||
+      dst->ne[3] != b->ne[3])
+    fail("shapes do not match: " + a->shape_str() + " x " + b->shape_str() + " -> " + dst->shape_str());
+  if (a->ne[2] == 0 || a->ne[3] == 0 || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0)
+    fail("src0 does not broadcast over src1");
+}
+
+size_t act_region_bytes(const Tensor* a, const Tensor* b) {
+  return align_up(row_bytes(vec_dot_type(a->type), b->ne[0]) * static_cast<size_t>(b->nrows()));
+}
+
+}  // namespace
+
+bool mul_mat_supports(DType weight) { return dot_supported(weight); }
+
+size_t mul_mat_work_size(const Tensor* dst, int nth) {
+  check_shapes(dst);
+  const Tensor* a = dst->src[0];
+  const Tensor* b = dst->src[1];
+  // Converted activations, then one row of gathered floats per thread for strided src1.
+  return act_region_bytes(a, b) + static_cast<size_t>(nth) * align_up(static_cast<size_t>(b->ne[0]) * sizeof(float));
+}
+
+void mul_mat(const ComputeParams& p, Tensor* dst) {
+  check_shapes(dst);
+  const Tensor* a = dst->src[0];
+  const Tensor* b = dst->src[1];
+  if (!p.wdata || p.wsize < mul_mat_work_size(dst, p.nth))
+    throw Error("mul_mat '" + dst->name + "': scratch buffer too small");
+
+  const int64_t K = a->ne[0];
+  const size_t act_row = row_bytes(vec_dot_type(a->type), K);
+  char* acts = static_cast<char*>(p.wdata);
+  float* gather = reinterpret_cast<float*>(acts + act_region_bytes(a, b) +
+                                           static_cast<size_t>(p.ith) * align_up(static_cast<size_t>(K) * sizeof(float)));
+
+  // Phase 1: convert src1 rows, in (i11, i12, i13) order, into the weight's vec_dot format.
+  const int64_t ne11 = b->ne[1], ne12 = b->ne[2];
+  const WorkRange rows = split_work(b->nrows(), p.ith, p.nth);
+  for (int64_t r = rows.begin; r < rows.end; ++r) {
+    const int64_t i11 = r % ne11, i12 = (r / ne11) % ne12, i13 = r / (ne11 * ne12);
+    const char* src = bytes(b->data) + i11 * b->nb[1] + i12 * b->nb[2] + i13 * b->nb[3];
+    const float* row = reinterpret_cast<const float*>(src);
+    if (b->nb[0] != sizeof(float)) {
+      for (int64_t k = 0; k < K; ++k) std::memcpy(&gather[k], src + k * b->nb[0], sizeof(float));
+      row = gather;
+    }
+    quantize_activation(a->type, row, acts + r * act_row, K);
+  }
+  if (p.nth > 1) barrier_wait(p);
+
+  // Phase 2: work items are chunks of output rows within one (i12, i13) batch.
+  const int64_t ne01 = a->ne[1];
+  const int64_t r2 = ne12 / a->ne[2], r3 = b->ne[3] / a->ne[3];
+  const int64_t n_chunks = (ne01 + kRowChunk - 1) / kRowChunk;
+  const WorkRange items = split_work(n_chunks * ne12 * b->ne[3], p.ith, p.nth);
+  for (int64_t item = items.begin; item < items.end; ++item) {
+    const int64_t chunk = item % n_chunks, i12 = (item / n_chunks) % ne12, i13 = item / (n_chunks * ne12);
+    const char* w_batch = bytes(a->data) + (i12 / r2) * a->nb[2] + (i13 / r3) * a->nb[3];
+    const char* act_batch = acts + (i13 * ne12 + i12) * ne11 * static_cast<int64_t>(act_row);
+    char* dst_batch = static_cast<char*>(dst->data) + i12 * dst->nb[2] + i13 * dst->nb[3];
+    const int64_t row_end = std::min(ne01, (chunk + 1) * kRowChunk);
+    for (int64_t c0 = 0; c0 < ne11; c0 += kColBlock) {
+      const int64_t c1 = std::min(ne11, c0 + kColBlock);
+      for (int64_t i01 = chunk * kRowChunk; i01 < row_end; ++i01) {
+        const char* w = w_batch + i01 * a->nb[1];
+        for (int64_t i11 = c0; i11 < c1; ++i11) {
+          const float v = dot(a->type, K, w, act_batch + i11 * static_cast<int64_t>(act_row));
+          std::memcpy(dst_batch + i01 * dst->nb[0] + i11 * dst->nb[1], &v, sizeof v);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace engine::cpu

@@ -1,0 +1,26 @@
+#pragma once
+// Dot products of one weight row with one activation row, as ggml computes them: the
+// activation is first converted to the weight type's "vec_dot" format (Q8_0, Q8_1, Q8_K,
+// F16, BF16 or F32) and the product runs on the integer / half values.
+#include <cstdint>
+
+#include "engine/dtype.h"
+
+namespace engine::cpu {
+
+// True when `weight` has a CPU dot product.
+bool dot_supported(DType weight);
+// The activation format the dot product of `weight` reads; throws for unsupported dtypes.
+DType vec_dot_type(DType weight);
+// Converts n floats (a whole number of blocks) into vec_dot_type(weight) at dst.
+void quantize_activation(DType weight, const float* x, void* dst, int64_t n);
+// Dot of n elements: w_row in `weight`, act_row in vec_dot_type(weight).
+float dot(DType weight, int64_t n, const void* w_row, const void* act_row);
+
+// Forces the portable scalar code (true) or the fastest the CPU supports (false). The default
+// is the fastest unless the environment sets ENGINE_CPU_SCALAR=1. Meant for tests.
+void set_cpu_features_override(bool scalar_only);
+// True when the AVX2/FMA paths are in use.
+bool simd_active();
+
+}  // namespace engine::cpu

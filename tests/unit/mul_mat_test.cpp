@@ -1,0 +1,347 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "cpu/kernels.h"
+#include "cpu/vec_dot.h"
+#include "engine/error.h"
+#include "engine/graph.h"
+#include "engine/quants.h"
+
+using namespace engine;
+
+// Single-threaded tests need no barrier; the thread pool provides the real one.
+namespace engine::cpu {
+__attribute__((weak)) void barrier_wait(const ComputeParams&) {}
+}  // namespace engine::cpu
+
+namespace {
+
+struct Storage {
+  std::vector<std::vector<uint8_t>> buffers;
+
+  // Gives a leaf or node its own zeroed storage.
+  void bind(Tensor* t) {
+    buffers.emplace_back(t->nbytes() + 64, 0);
+    t->data = buffers.back().data();
+  }
+};
+
+// Points a view (or CPY result) at its source's storage.
+void bind_view(Tensor* t) { t->data = static_cast<char*>(t->view_src->data) + t->view_offs; }
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+// Fills every row of a dense tensor with quantized random values.
+void fill_random(Tensor* t, uint32_t seed) {
+  const auto x = random_floats(static_cast<size_t>(t->nelements()), seed);
+  for (int64_t r = 0; r < t->nrows(); ++r)
+    quantize_row(t->type, x.data() + r * t->ne[0], static_cast<char*>(t->data) + r * t->nb[1], t->ne[0]);
+}
+
+float f32_at(const Tensor* t, int64_t i0, int64_t i1, int64_t i2 = 0, int64_t i3 = 0) {
+  float v;
+  std::memcpy(&v, static_cast<const char*>(t->data) + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3],
+              sizeof v);
+  return v;
+}
+
+// Row i1 of (i2, i3) of a tensor with dense rows, as floats.
+std::vector<float> row_of(const Tensor* t, int64_t i1, int64_t i2 = 0, int64_t i3 = 0) {
+  std::vector<float> out(static_cast<size_t>(t->ne[0]));
+  const char* p = static_cast<const char*>(t->data) + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
+  dequantize_row(t->type, p, out.data(), t->ne[0]);
+  return out;
+}
+
+// src1 row (i11, i12, i13) gathered through its strides and passed through the weight's
+// activation format, so the reference sees exactly what the dot product sees.
+std::vector<float> activation_row(DType weight, const Tensor* b, int64_t i11, int64_t i12, int64_t i13) {
+  const int64_t K = b->ne[0];
+  std::vector<float> x(static_cast<size_t>(K));
+  for (int64_t k = 0; k < K; ++k) x[k] = f32_at(b, k, i11, i12, i13);
+  const DType at = cpu::vec_dot_type(weight);
+  std::vector<uint8_t> q(row_bytes(at, K));
+  quantize_row(at, x.data(), q.data(), K);
+  dequantize_row(at, q.data(), x.data(), K);
+  return x;
+}
+
+void run_mul_mat(Tensor* dst, int nth = 1) {
+  std::vector<uint8_t> work(cpu::mul_mat_work_size(dst, nth));
+  for (int ith = 0; ith < nth; ++ith) {
+    cpu::ComputeParams p;
+    p.ith = ith;
+    p.nth = nth;
+    p.wdata = work.data();
+    p.wsize = work.size();
+    cpu::mul_mat(p, dst);
+  }
+}
+
+// Compares dst against double-precision dots of dequantized weights and activations.
+void expect_mul_mat_correct(const Tensor* dst) {
+  const Tensor* a = dst->src[0];
+  const Tensor* b = dst->src[1];
+  const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
+  for (int64_t i13 = 0; i13 < b->ne[3]; ++i13)
+    for (int64_t i12 = 0; i12 < b->ne[2]; ++i12)
+      for (int64_t i11 = 0; i11 < b->ne[1]; ++i11) {
+        const auto x = activation_row(a->type, b, i11, i12, i13);
+        for (int64_t i01 = 0; i01 < a->ne[1]; ++i01) {
+          const auto w = row_of(a, i01, i12 / r2, i13 / r3);
+          double ref = 0, mag = 0;
+          for (size_t k = 0; k < x.size(); ++k) {
+            ref += double(w[k]) * x[k];
+            mag += std::fabs(double(w[k]) * x[k]);
+          }
+          const double tol = (cpu::vec_dot_type(a->type) == DType::Q8_1 ? 5e-4 : 1e-5) * mag + 1e-6;
+          ASSERT_NEAR(f32_at(dst, i01, i11, i12, i13), ref, tol)
+              << dtype_name(a->type) << " at " << i01 << "," << i11 << "," << i12 << "," << i13;
+        }
+      }
+}
+
+const DType kWeightTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0, DType::Q4_1,
+                              DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
+                              DType::Q4_K, DType::Q5_K, DType::Q6_K};
+
+}  // namespace
+
+TEST(MulMat, EveryWeightTypeMatchesReference) {
+  for (DType t : kWeightTypes) {
+    ASSERT_TRUE(cpu::mul_mat_supports(t));
+    Graph g;
+    Storage s;
+    Tensor* w = g.new_tensor_2d(t, 256, 37, "w");
+    Tensor* x = g.new_tensor_2d(DType::F32, 256, 3, "x");
+    Tensor* y = g.mul_mat(w, x);
+    s.bind(w), s.bind(x), s.bind(y);
+    fill_random(w, 1);
+    fill_random(x, 2);
+    run_mul_mat(y);
+    expect_mul_mat_correct(y);
+  }
+  EXPECT_FALSE(cpu::mul_mat_supports(DType::I32));
+}
+
+TEST(MulMat, BroadcastsWeightBatchesOverActivationBatches) {
+  for (DType t : {DType::F16, DType::Q8_0}) {
+    Graph g;
+    Storage s;
+    const int64_t wne[3] = {64, 5, 2}, xne[3] = {64, 3, 8};
+    Tensor* w = g.new_tensor(t, 3, wne, "w");
+    Tensor* x = g.new_tensor(DType::F32, 3, xne, "x");
+    Tensor* y = g.mul_mat(w, x);
+    s.bind(w), s.bind(x), s.bind(y);
+    fill_random(w, 3);
+    fill_random(x, 4);
+    run_mul_mat(y);
+    expect_mul_mat_correct(y);
+    // Batch 5 of src1 uses weight batch 5 / 4 = 1: differs from what batch 0 would give.
+    EXPECT_NE(f32_at(y, 0, 0, 5), f32_at(y, 0, 0, 0));
+  }
+}
+
+TEST(MulMat, StridedPermutedAndTransposedActivations) {
+  Graph g;
+  Storage s;
+  const int64_t wne[3] = {32, 6, 4}, qne[3] = {32, 4, 5};
+  Tensor* w = g.new_tensor(DType::Q4_0, 3, wne, "w");
+  Tensor* q = g.new_tensor(DType::F32, 3, qne, "q");  // [head_dim, heads, tokens]
+  Tensor* qp = g.permute(q, 0, 2, 1, 3);               // [head_dim, tokens, heads], strided
+  Tensor* y = g.mul_mat(w, qp);
+  s.bind(w), s.bind(q), s.bind(y);
+  bind_view(qp);
+  fill_random(w, 5);
+  fill_random(q, 6);
+  run_mul_mat(y);
+  expect_mul_mat_correct(y);
+
+  Graph g2;
+  Tensor* w2 = g2.new_tensor_2d(DType::F32, 6, 3, "w2");
+  Tensor* x2 = g2.new_tensor_2d(DType::F32, 4, 6, "x2");
+  Tensor* xt = g2.transpose(x2);  // [6, 4]: consecutive elements are a whole row apart
+  Tensor* y2 = g2.mul_mat(w2, xt);
+  s.bind(w2), s.bind(x2), s.bind(y2);
+  bind_view(xt);
+  fill_random(w2, 7);
+  fill_random(x2, 8);
+  run_mul_mat(y2);
+  expect_mul_mat_correct(y2);
+}
+
+TEST(MulMat, StridedF16CacheViewAsWeight) {
+  Graph g;
+  Storage s;
+  const int64_t cne[3] = {16, 12, 2}, qne[3] = {16, 3, 4};
+  Tensor* cache = g.new_tensor(DType::F16, 3, cne, "cache_k");  // [head_dim, n_ctx, heads_kv]
+  Tensor* k = g.view_3d(cache, 16, 5, 2, cache->nb[1], cache->nb[2], cache->nb[1]);  // 5 cells from cell 1
+  Tensor* q = g.new_tensor(DType::F32, 3, qne, "q");
+  Tensor* kq = g.mul_mat(k, q);
+  s.bind(cache), s.bind(q), s.bind(kq);
+  bind_view(k);
+  fill_random(cache, 9);
+  fill_random(q, 10);
+  run_mul_mat(kq);
+  expect_mul_mat_correct(kq);
+}
+
+TEST(MulMat, ThreadSplitCoversEveryOutput) {
+  Graph g;
+  Storage s;
+  Tensor* w = g.new_tensor_2d(DType::Q4_K, 256, 50, "w");
+  Tensor* x = g.new_tensor_2d(DType::F32, 256, 2, "x");
+  Tensor* y = g.mul_mat(w, x);
+  s.bind(w), s.bind(x), s.bind(y);
+  fill_random(w, 11);
+  fill_random(x, 12);
+  // Threads run one after another here, with no barrier between the phases: the first pass
+  // converts every activation row, the second computes each thread's outputs from them.
+  std::vector<uint8_t> work(cpu::mul_mat_work_size(y, 3));
+  for (int pass = 0; pass < 2; ++pass)
+    for (int ith = 0; ith < 3; ++ith) {
+      cpu::ComputeParams p;
+      p.ith = ith, p.nth = 3, p.wdata = work.data(), p.wsize = work.size();
+      cpu::mul_mat(p, y);
+    }
+  expect_mul_mat_correct(y);
+}
+
+TEST(MulMat, RejectsTooSmallScratch) {
+  Graph g;
+  Storage s;
+  Tensor* w = g.new_tensor_2d(DType::Q8_0, 64, 4, "w");
+  Tensor* x = g.new_tensor_2d(DType::F32, 64, 2, "x");
+  Tensor* y = g.mul_mat(w, x);
+  s.bind(w), s.bind(x), s.bind(y);
+  std::vector<uint8_t> work(16);
+  cpu::ComputeParams p;
+  p.wdata = work.data();
+  p.wsize = work.size();
+  EXPECT_THROW(cpu::mul_mat(p, y), Error);
+}
+
+TEST(GetRows, DequantizesSelectedRows) {
+  for (DType t : {DType::F32, DType::F16, DType::Q4_0}) {
+    ASSERT_TRUE(cpu::get_rows_supports(t));
+    Graph g;
+    Storage s;
+    Tensor* table = g.new_tensor_2d(t, 64, 10, "token_embd");
+    Tensor* ids = g.new_tensor_2d(DType::I32, 3, 2, "ids");
+    Tensor* out = g.get_rows(table, ids);
+    s.bind(table), s.bind(ids), s.bind(out);
+    fill_random(table, 13);
+    const int32_t id_values[6] = {9, 0, 4, 4, 7, 1};
+    std::memcpy(ids->data, id_values, sizeof id_values);
+    // Three "threads" one after another: together they must write every row.
+    for (int ith = 0; ith < 3; ++ith) {
+      cpu::ComputeParams p;
+      p.ith = ith, p.nth = 3;
+      cpu::get_rows(p, out);
+    }
+    for (int j = 0; j < 2; ++j)
+      for (int i = 0; i < 3; ++i) {
+        const auto expect = row_of(table, id_values[j * 3 + i]);
+        for (int64_t k = 0; k < 64; ++k) ASSERT_EQ(f32_at(out, k, i, j), expect[k]) << dtype_name(t);
+      }
+  }
+}
+
+TEST(GetRows, RejectsOutOfRangeIds) {
+  for (int32_t bad : {10, -1}) {
+    Graph g;
+    Storage s;
+    Tensor* table = g.new_tensor_2d(DType::F32, 8, 10, "token_embd");
+    Tensor* ids = g.new_tensor_1d(DType::I32, 2, "ids");
+    Tensor* out = g.get_rows(table, ids);
+    s.bind(table), s.bind(ids), s.bind(out);
+    const int32_t id_values[2] = {1, bad};
+    std::memcpy(ids->data, id_values, sizeof id_values);
+    EXPECT_THROW(cpu::get_rows({}, out), Error);
+  }
+}
+
+TEST(Cont, MakesPermutedTensorDense) {
+  Graph g;
+  Storage s;
+  const int64_t ne[3] = {4, 3, 2};
+  Tensor* a = g.new_tensor(DType::F32, 3, ne, "a");
+  Tensor* p = g.permute(a, 1, 0, 2, 3);  // [3, 4, 2]
+  Tensor* c = g.cont(p);
+  s.bind(a), s.bind(c);
+  bind_view(p);
+  fill_random(a, 14);
+  for (int ith = 0; ith < 2; ++ith) {
+    cpu::ComputeParams params;
+    params.ith = ith, params.nth = 2;
+    cpu::cont(params, c);
+  }
+  ASSERT_TRUE(c->is_contiguous());
+  for (int64_t k = 0; k < 2; ++k)
+    for (int64_t i = 0; i < 4; ++i)
+      for (int64_t j = 0; j < 3; ++j) ASSERT_EQ(f32_at(c, j, i, k), f32_at(a, i, j, k));
+}
+
+TEST(Cont, CopiesF32IntoStridedF16CacheViews) {
+  Graph g;
+  Storage s;
+  Tensor* kcache = g.new_tensor_1d(DType::F16, 8 * 10, "cache_k");
+  Tensor* vcache = g.new_tensor_2d(DType::F16, 10, 8, "cache_v");  // [n_ctx, dim]: transposed V
+  Tensor* cur = g.new_tensor_2d(DType::F32, 8, 3, "cur");          // [dim, tokens]
+  // K: 3 tokens flattened into cells 2..4 (shapes differ, element order kept).
+  Tensor* kview = g.view_1d(kcache, 8 * 3, 2 * kcache->nb[0] * 8);
+  Tensor* kcpy = g.cpy(cur, kview);
+  // V: transposed source into column block 2..4 of every row.
+  Tensor* vview = g.view_2d(vcache, 3, 8, vcache->nb[1], 2 * vcache->nb[0]);
+  Tensor* vcpy = g.cpy(g.transpose(cur), vview);
+  s.bind(kcache), s.bind(vcache), s.bind(cur);
+  for (Tensor* t : {kview, kcpy, vview, vcpy, vcpy->src[0]}) bind_view(t);
+  ASSERT_TRUE(cpu::copy_supports(DType::F32, DType::F16));
+  std::memset(kcache->data, 0xAB, kcache->nbytes());
+  std::memset(vcache->data, 0xAB, vcache->nbytes());
+  fill_random(cur, 15);
+  cpu::cont({}, kcpy);
+  cpu::cont({}, vcpy);
+
+  const auto* k16 = static_cast<const uint16_t*>(kcache->data);
+  const auto* v16 = static_cast<const uint16_t*>(vcache->data);
+  for (int64_t cell = 0; cell < 10; ++cell)
+    for (int64_t d = 0; d < 8; ++d) {
+      const bool written = cell >= 2 && cell < 5;
+      const uint16_t expect = written ? fp32_to_fp16(f32_at(cur, d, cell - 2)) : 0xABAB;
+      ASSERT_EQ(k16[cell * 8 + d], expect) << "k cell " << cell << " dim " << d;
+      ASSERT_EQ(v16[d * 10 + cell], expect) << "v cell " << cell << " dim " << d;
+    }
+}
+
+TEST(Cont, ConvertsBetweenFloatTypesAndRejectsUnsupportedPairs) {
+  Graph g;
+  Storage s;
+  Tensor* h = g.new_tensor_2d(DType::F16, 32, 2, "h");
+  Tensor* f = g.new_tensor_2d(DType::F32, 32, 2, "f");
+  Tensor* to_f32 = g.cpy(h, f);
+  s.bind(h), s.bind(f);
+  bind_view(to_f32);
+  for (int64_t i = 0; i < 64; ++i) static_cast<uint16_t*>(h->data)[i] = fp32_to_fp16(0.25f * static_cast<float>(i));
+  cpu::cont({}, to_f32);
+  for (int64_t i = 0; i < 64; ++i) ASSERT_EQ(static_cast<const float*>(f->data)[i], 0.25f * static_cast<float>(i));
+
+  EXPECT_TRUE(cpu::copy_supports(DType::F32, DType::Q8_0));
+  EXPECT_FALSE(cpu::copy_supports(DType::I32, DType::F32));
+  EXPECT_FALSE(cpu::copy_supports(DType::Q4_0, DType::F16));
+  Tensor* ids = g.new_tensor_2d(DType::I32, 32, 2, "ids");
+  Tensor* bad = g.cpy(ids, f);
+  s.bind(ids);
+  bind_view(bad);
+  EXPECT_THROW(cpu::cont({}, bad), Error);
+}
