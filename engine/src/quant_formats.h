@@ -42,8 +42,12 @@ void quantize_q4_0(const float* x, BlockQ4_0* y, int64_t nb);
 void quantize_q4_1(const float* x, BlockQ4_1* y, int64_t nb);
 void quantize_q5_0(const float* x, BlockQ5_0* y, int64_t nb);
 void quantize_q5_1(const float* x, BlockQ5_1* y, int64_t nb);
-void quantize_q8_0(const float* x, BlockQ8_0* y, int64_t nb);
-void quantize_q8_1(const float* x, BlockQ8_1* y, int64_t nb);
+// Q8_0 / Q8_1 come in two flavors: weights as ggml's reference quantizer (x / d, half away
+// from zero); activations as its SIMD quantizers (x * 127 / amax, half to even), so that
+// dot products match llama.cpp's bit for bit.
+enum class Q8Flavor { kReference, kSimd };
+void quantize_q8_0(const float* x, BlockQ8_0* y, int64_t nb, Q8Flavor flavor = Q8Flavor::kReference);
+void quantize_q8_1(const float* x, BlockQ8_1* y, int64_t nb, Q8Flavor flavor = Q8Flavor::kReference);
 void dequantize_q4_0(const BlockQ4_0* x, float* y, int64_t nb);
 void dequantize_q4_1(const BlockQ4_1* x, float* y, int64_t nb);
 void dequantize_q5_0(const BlockQ5_0* x, float* y, int64_t nb);

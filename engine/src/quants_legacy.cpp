@@ -113,23 +113,27 @@ void quantize_q5_1(const float* x, BlockQ5_1* y, int64_t nb) {
   }
 }
 
-void quantize_q8_0(const float* x, BlockQ8_0* y, int64_t nb) {
+void quantize_q8_0(const float* x, BlockQ8_0* y, int64_t nb, Q8Flavor flavor) {
+  const bool simd = flavor == Q8Flavor::kSimd;
   for (int64_t i = 0; i < nb; ++i, x += kQK) {
-    const float d = absmax(x, kQK) / 127;
-    const float id = d != 0 ? 1.0f / d : 0.0f;
+    const float amax = absmax(x, kQK);
+    const float d = amax / 127;
+    const float id = d == 0 ? 0.0f : simd ? 127.0f / amax : 1.0f / d;
     y[i].d = fp32_to_fp16(d);
-    for (int j = 0; j < kQK; ++j) y[i].qs[j] = static_cast<int8_t>(std::round(x[j] * id));
+    for (int j = 0; j < kQK; ++j) y[i].qs[j] = static_cast<int8_t>(simd ? std::nearbyint(x[j] * id) : std::round(x[j] * id));
   }
 }
 
-void quantize_q8_1(const float* x, BlockQ8_1* y, int64_t nb) {
+void quantize_q8_1(const float* x, BlockQ8_1* y, int64_t nb, Q8Flavor flavor) {
+  const bool simd = flavor == Q8Flavor::kSimd;
   for (int64_t i = 0; i < nb; ++i, x += kQK) {
-    const float d = absmax(x, kQK) / 127;
-    const float id = d != 0 ? 1.0f / d : 0.0f;
+    const float amax = absmax(x, kQK);
+    const float d = amax / 127;
+    const float id = d == 0 ? 0.0f : simd ? 127.0f / amax : 1.0f / d;
     y[i].d = fp32_to_fp16(d);
     int sum = 0;
     for (int j = 0; j < kQK; ++j) {
-      y[i].qs[j] = static_cast<int8_t>(std::round(x[j] * id));
+      y[i].qs[j] = static_cast<int8_t>(simd ? std::nearbyint(x[j] * id) : std::round(x[j] * id));
       sum += y[i].qs[j];
     }
     y[i].s = fp32_to_fp16(static_cast<float>(sum) * d);

@@ -1,11 +1,14 @@
 // SOFT_MAX along dim 0: softmax(x * scale + mask); mask row i1 serves every head (dims 2, 3).
-// Max subtraction, exp in float, sum in double as ggml; a row that is all -inf becomes zeros.
+// x * scale, then + mask, max subtraction, the vector exp on whole 16-lane groups (each group
+// summed by lanes, then into a double) and expf on the tail, as llama.cpp evaluates it; a row
+// that is all -inf becomes zeros.
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "cpu/kernels.h"
 #include "cpu/rows.h"
+#include "cpu/vec_math.h"
 
 namespace engine::cpu {
 
@@ -33,7 +36,12 @@ void soft_max(const ComputeParams& p, Tensor* dst) {
       continue;
     }
     double sum = 0.0;
-    for (int64_t k = 0; k < n; ++k) {
+    int64_t k = 0;
+    for (; k + kLanes <= n; k += kLanes) {
+      for (int64_t l = k; l < k + kLanes; ++l) w[l] = vec_expf(w[l] - max);
+      sum += static_cast<double>(reduce_lanes(&w[k]));
+    }
+    for (; k < n; ++k) {
       w[k] = std::exp(w[k] - max);
       sum += static_cast<double>(w[k]);
     }

@@ -4,6 +4,7 @@
 
 #include "cpu/kernels.h"
 #include "cpu/rows.h"
+#include "cpu/vec_math.h"
 #include "engine/quants.h"
 
 namespace engine::cpu {
@@ -39,8 +40,20 @@ const std::vector<uint16_t>& gelu_f16_table() {
 
 }  // namespace
 
+// Whole 16-lane groups of a row use the vector exp, the tail expf, as llama.cpp does.
 void silu(const ComputeParams& p, Tensor* dst) {
-  unary_op(p, dst, [](float x) { return x / (1.0f + std::exp(-x)); });
+  const Tensor* a = dst->src[0];
+  const int64_t n = dst->ne[0], vector_end = n / kLanes * kLanes;
+  const RowRange rows = split_rows(dst->nrows(), p);
+  for (int64_t r = rows.begin; r < rows.end; ++r) {
+    const RowIndex i = row_index(dst, r);
+    char* d = row_ptr(dst, i);
+    char* x = row_ptr(a, i);
+    for (int64_t k = 0; k < n; ++k) {
+      const float v = f32_at(x, k, a->nb[0]);
+      f32_at(d, k, dst->nb[0]) = v / (1.0f + (k < vector_end ? vec_expf(-v) : std::exp(-v)));
+    }
+  }
 }
 
 void gelu(const ComputeParams& p, Tensor* dst) {

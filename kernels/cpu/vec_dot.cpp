@@ -167,7 +167,10 @@ DType vec_dot_type(DType weight) {
 }
 
 void quantize_activation(DType weight, const float* x, void* dst, int64_t n) {
-  quantize_row(vec_dot_type(weight), x, dst, n);
+  const DType act = vec_dot_type(weight);
+  if (act == DType::Q8_0) return quantize_q8_0(x, static_cast<BlockQ8_0*>(dst), n / 32, Q8Flavor::kSimd);
+  if (act == DType::Q8_1) return quantize_q8_1(x, static_cast<BlockQ8_1*>(dst), n / 32, Q8Flavor::kSimd);
+  quantize_row(act, x, dst, n);
 }
 
 float dot(DType weight, int64_t n, const void* w, const void* a) {

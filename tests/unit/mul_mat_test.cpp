@@ -13,11 +13,6 @@
 
 using namespace engine;
 
-// Single-threaded tests need no barrier; the thread pool provides the real one.
-namespace engine::cpu {
-__attribute__((weak)) void barrier_wait(const ComputeParams&) {}
-}  // namespace engine::cpu
-
 namespace {
 
 struct Storage {

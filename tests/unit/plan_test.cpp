@@ -16,7 +16,7 @@ const Tensor* storage_of(const Tensor* t) { return t->view_src ? t->view_src : t
 }  // namespace
 
 TEST(Plan, TensorsLiveAtTheSameTimeNeverOverlap) {
-  auto model = Model::load(testing::synthetic_model(DType::F32));
+  auto model = Model::load(test_models::synthetic_model(DType::F32));
   KVCache kv(model->hparams(), 128, DType::F16, false);
   for (int64_t n_tokens : {1, 7, 64}) {
     StepGraph step = build_step_graph(*model, kv, StepShape{n_tokens, 16, 1});
@@ -42,7 +42,7 @@ TEST(Plan, TensorsLiveAtTheSameTimeNeverOverlap) {
 }
 
 TEST(Plan, ViewsAliasTheirSourceAfterBind) {
-  auto model = Model::load(testing::synthetic_model(DType::F32));
+  auto model = Model::load(test_models::synthetic_model(DType::F32));
   KVCache kv(model->hparams(), 64, DType::F16, true);
   StepGraph step = build_step_graph(*model, kv, StepShape{4, 0, 1});
   const Plan plan = Plan::make(*step.graph);
@@ -50,6 +50,8 @@ TEST(Plan, ViewsAliasTheirSourceAfterBind) {
   plan.bind(*step.graph, buffer.data());
   for (const Tensor* n : step.graph->nodes()) {
     ASSERT_NE(n->data, nullptr) << n->name;
-    if (n->view_src) EXPECT_EQ(n->data, static_cast<uint8_t*>(n->view_src->data) + n->view_offs) << n->name;
+    if (n->view_src) {
+      EXPECT_EQ(n->data, static_cast<uint8_t*>(n->view_src->data) + n->view_offs) << n->name;
+    }
   }
 }

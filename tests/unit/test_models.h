@@ -5,7 +5,7 @@
 
 #include "engine/synth.h"
 
-namespace engine::testing {
+namespace engine::test_models {
 
 // Path of a synthetic llama model of `type` (tiny shape), written on first use.
 inline std::string synthetic_model(DType type, int64_t n_embd = 256, int64_t n_ff = 512) {
@@ -24,4 +24,4 @@ inline std::string synthetic_model(DType type, int64_t n_embd = 256, int64_t n_f
   return path.string();
 }
 
-}  // namespace engine::testing
+}  // namespace engine::test_models

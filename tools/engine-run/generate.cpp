@@ -24,7 +24,7 @@ int run_generate(const RunOptions& opt) {
     if (tok.is_eog(next)) break;
     std::fputs(tok.decode_token(next).c_str(), stdout);
     std::fflush(stdout);
-    if (session->n_past() >= session->n_ctx()) break;
+    if (i + 1 == opt.n_predict || session->n_past() >= session->n_ctx()) break;
     logits = session->decode(next);
   }
   std::fputs("\n", stdout);
