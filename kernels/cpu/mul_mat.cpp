@@ -83,6 +83,7 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
   const int64_t ne01 = a->ne[1];
   const int64_t r2 = ne12 / a->ne[2], r3 = b->ne[3] / a->ne[3];
   const int64_t n_chunks = (ne01 + kRowChunk - 1) / kRowChunk;
+  const DotOrder order = ne11 >= 2 ? DotOrder::kBatch : DotOrder::kRow;
   const WorkRange items = split_work(n_chunks * ne12 * b->ne[3], p.ith, p.nth);
   for (int64_t item = items.begin; item < items.end; ++item) {
     const int64_t chunk = item % n_chunks, i12 = (item / n_chunks) % ne12, i13 = item / (n_chunks * ne12);
@@ -95,7 +96,7 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
       for (int64_t i01 = chunk * kRowChunk; i01 < row_end; ++i01) {
         const char* w = w_batch + i01 * a->nb[1];
         for (int64_t i11 = c0; i11 < c1; ++i11) {
-          const float v = dot(a->type, K, w, act_batch + i11 * static_cast<int64_t>(act_row));
+          const float v = dot(a->type, K, w, act_batch + i11 * static_cast<int64_t>(act_row), order);
           std::memcpy(dst_batch + i01 * dst->nb[0] + i11 * dst->nb[1], &v, sizeof v);
         }
       }

@@ -173,7 +173,8 @@ void quantize_activation(DType weight, const float* x, void* dst, int64_t n) {
   quantize_row(act, x, dst, n);
 }
 
-float dot(DType weight, int64_t n, const void* w, const void* a) {
+float dot(DType weight, int64_t n, const void* w, const void* a, DotOrder order) {
+  (void)order;  // both orders share one evaluation until a type needs them apart
   const bool simd = simd_active();
   const int64_t nb = n / dtype_info(weight).block_size;
   switch (weight) {

@@ -14,8 +14,16 @@ bool dot_supported(DType weight);
 DType vec_dot_type(DType weight);
 // Converts n floats (a whole number of blocks) into vec_dot_type(weight) at dst.
 void quantize_activation(DType weight, const float* x, void* dst, int64_t n);
+// How a matrix multiply reaches its dot products. llama.cpp's CPU backend evaluates them in
+// a different floating-point order for a batch of activation columns (its tiled GEMM) than
+// for a single column (one vec_dot per row); the engine follows both so logits agree.
+enum class DotOrder {
+  kRow,    // one activation column: per-row vec_dot order
+  kBatch,  // two or more activation columns: tiled GEMM order
+};
+
 // Dot of n elements: w_row in `weight`, act_row in vec_dot_type(weight).
-float dot(DType weight, int64_t n, const void* w_row, const void* act_row);
+float dot(DType weight, int64_t n, const void* w_row, const void* act_row, DotOrder order = DotOrder::kRow);
 
 // Forces the portable scalar code (true) or the fastest the CPU supports (false). The default
 // is the fastest unless the environment sets ENGINE_CPU_SCALAR=1. Meant for tests.
