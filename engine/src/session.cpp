@@ -6,6 +6,8 @@
 #include <cstring>
 #include <limits>
 
+#include <spdlog/spdlog.h>
+
 #include "engine/error.h"
 
 namespace engine {
@@ -55,6 +57,9 @@ std::unique_ptr<Session> Session::create(const std::string& model_path, const Se
   StepGraph g = build_step_graph(*s->model_, *s->kv_, worst);
   s->backend_->allocate(*g.graph, Plan::make(*g.graph));
   s->timings_.load_ms = ms_since(t0);
+  spdlog::info("{}: {} with {} layers, {} embedding, {} heads ({} KV), vocab {}; context {}, KV cache {}, {} backend",
+               model_path, hp.arch, hp.n_layer, hp.n_embd, hp.n_head, hp.n_head_kv, hp.n_vocab, n_ctx,
+               dtype_name(params.kv_type), s->backend_->name());
   return s;
 }
 

@@ -25,7 +25,7 @@ expect_error "missing file" "No such file" -m "$dir/does-not-exist.gguf"
 expect_error "directory" "directory" -m "$dir"
 expect_error "not GGUF" "not a GGUF file" -m "$dir/not_gguf.gguf"
 for f in "$dir"/truncated_*.gguf; do
-  expect_error "$(basename "$f" .gguf)" "GGUF|truncated|past the end|end of" -m "$f"
+  expect_error "$(basename "$f" .gguf)" "GGUF|truncated|past the end|end of|runs past|ends" -m "$f"
 done
 expect_error "data past the end" "past the end" -m "$dir/data_past_end.gguf"
 expect_error "unknown dtype" "blk.0.attn_q.weight.*99|99.*blk.0.attn_q.weight" -m "$dir/unknown_dtype.gguf"

@@ -68,8 +68,12 @@ int main(int argc, char** argv) {
   write_synthetic_model(spec, good.string());
   const std::vector<char> bytes = read_all(good);
 
-  for (int tenth = 0; tenth < 10; ++tenth)
+  // Cuts at every tenth of the file, and at every tenth of its header (metadata and tensor infos).
+  const size_t header = GGUFFile::open(good.string())->data_offset();
+  for (int tenth = 0; tenth < 10; ++tenth) {
     write_all(dir / ("truncated_" + std::to_string(tenth) + "0pct.gguf"), bytes.data(), bytes.size() * tenth / 10);
+    write_all(dir / ("truncated_header_" + std::to_string(tenth) + "0pct.gguf"), bytes.data(), header * tenth / 10);
+  }
   write_all(dir / "data_past_end.gguf", bytes.data(), bytes.size() - 1);
   const std::string text = "this is a text file, not a model\n";
   write_all(dir / "not_gguf.gguf", text.data(), text.size());

@@ -1,5 +1,6 @@
 // engine-run: generate text from a GGUF model, or replay a reference to check logits.
 #include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
 #include <cstdio>
 #include <exception>
 
@@ -25,6 +26,8 @@ int main(int argc, char** argv) {
   app.add_option("--kv-type", kv_type, "KV cache type")->check(CLI::IsMember({"f16", "f32"}));
   app.add_option("--replay", opt.replay, "reference JSONL to replay (teacher forcing)");
   app.add_option("--replay-out", opt.replay_out, "write this engine's replay JSONL here");
+  bool verbose = false;
+  app.add_flag("-v,--verbose", verbose, "log model and session details to stderr");
   app.add_option("--tolerance", opt.tolerance, "replay tolerance (default: by weight type)")->check(CLI::Range(0.0, 1e9));
   try {
     app.parse(argc, argv);
@@ -34,6 +37,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   opt.session.kv_type = *engine::dtype_from_name(kv_type);
+  spdlog::set_level(verbose ? spdlog::level::info : spdlog::level::warn);
   try {
     return opt.replay.empty() ? run_generate(opt) : run_replay(opt);
   } catch (const std::exception& e) {
