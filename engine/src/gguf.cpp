@@ -268,12 +268,11 @@ void GGUFFile::parse(GGUFLoad mode) {
   // A tensor info holds at least a name length, n_dims, one extent, a type and an offset.
   c.check_count(tensor_count, 8 + 4 + 8 + 4 + 8, "tensor");
   tensors_.reserve(static_cast<size_t>(tensor_count));
-  std::unordered_set<std::string> names;
   for (uint64_t k = 0; k < tensor_count; ++k) {
     GGUFTensorInfo t;
     t.name = c.read_string("tensor name");
     const std::string tname = "tensor '" + t.name + "'";
-    if (!names.insert(t.name).second) c.fail("duplicate " + tname);
+    if (!tensor_index_.emplace(t.name, tensors_.size()).second) c.fail("duplicate " + tname);
     const uint32_t n_dims = c.read<uint32_t>("tensor n_dims");
     if (n_dims < 1 || n_dims > 4) c.fail(tname + " has " + std::to_string(n_dims) + " dimensions (allowed 1 to 4)");
     t.n_dims = static_cast<int>(n_dims);
@@ -405,9 +404,8 @@ const GGUFValue* GGUFFile::find_array(std::string_view key) const {
 }
 
 const GGUFTensorInfo* GGUFFile::find_tensor(std::string_view name) const {
-  for (const GGUFTensorInfo& t : tensors_)
-    if (t.name == name) return &t;
-  return nullptr;
+  const auto it = tensor_index_.find(std::string(name));
+  return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
 }
 
 const void* GGUFFile::tensor_data(const GGUFTensorInfo& t) const {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/dtype.h"
@@ -115,6 +116,7 @@ class GGUFFile {
   bool has_data_ = false;
   std::vector<std::pair<std::string, GGUFValue>> kv_;
   std::vector<GGUFTensorInfo> tensors_;
+  std::unordered_map<std::string, size_t> tensor_index_;  // name -> position in tensors_
 };
 
 // Builds a GGUF v3 file in memory order: metadata in insertion order, then tensor infos,
