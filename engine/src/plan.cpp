@@ -1,7 +1,6 @@
 #include "engine/plan.h"
 
 #include <algorithm>
-#include <limits>
 #include <vector>
 
 namespace engine {
@@ -73,37 +72,43 @@ class Arena {
 
 }  // namespace
 
-Plan Plan::make(const Graph& graph) {
+std::vector<Lifetime> Plan::lifetimes(const Graph& graph) {
   const auto& nodes = graph.nodes();
-  constexpr size_t kForever = std::numeric_limits<size_t>::max();
+  if (nodes.empty()) return {};
   std::unordered_map<const Tensor*, size_t> last_use;
   for (size_t i = 0; i < nodes.size(); ++i)
     for (const Tensor* s : nodes[i]->src)
       if (s) last_use[storage_of(s)] = i;
-  for (const Tensor* n : nodes)
-    if (n->has(kOutput)) last_use[storage_of(n)] = kForever;
-
-  Plan plan;
-  Arena arena;
-  auto place = [&](const Tensor* t) { plan.offsets[t] = arena.alloc(align_up(t->nbytes())); };
+  const size_t end = nodes.size() - 1;
+  std::vector<Lifetime> out;
   // Inputs are written before compute starts, so they are live from the first node.
   for (const Tensor& t : graph.tensors())
-    if (t.op == Op::NONE && needs_placement(&t) && last_use.count(&t)) place(&t);
-
-  std::vector<std::vector<const Tensor*>> dies_after(nodes.size());
-  for (const auto& [t, i] : last_use)
-    if (i != kForever && (needs_placement(t))) dies_after[i].push_back(t);
+    if (t.op == Op::NONE && needs_placement(&t) && last_use.count(&t)) out.push_back({&t, 0, last_use[&t]});
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Tensor* n = nodes[i];
-    if (needs_placement(n)) {
-      place(n);
-      if (!last_use.count(n)) arena.release(plan.offsets[n], align_up(n->nbytes()));  // a sink nobody reads
-    }
-    // Release in a fixed order so the plan does not depend on hash-map iteration.
-    std::sort(dies_after[i].begin(), dies_after[i].end(),
-              [&](const Tensor* a, const Tensor* b) { return plan.offsets.at(a) < plan.offsets.at(b); });
-    for (const Tensor* t : dies_after[i])
-      if (plan.offsets.count(t)) arena.release(plan.offsets[t], align_up(t->nbytes()));
+    if (!needs_placement(n)) continue;
+    const auto it = last_use.find(n);
+    out.push_back({n, i, n->has(kOutput) ? end : it == last_use.end() ? i : it->second});
+  }
+  return out;
+}
+
+Plan Plan::make(const Graph& graph) {
+  const std::vector<Lifetime> lives = lifetimes(graph);
+  Plan plan;
+  Arena arena;
+  // Walk the nodes: place what starts at a node, then release what ends there, in
+  // offset order so the plan does not depend on hash-map iteration.
+  std::vector<std::vector<const Lifetime*>> starts(graph.nodes().size()), ends(graph.nodes().size());
+  for (const Lifetime& l : lives) {
+    starts[l.first].push_back(&l);
+    ends[l.last].push_back(&l);
+  }
+  for (size_t i = 0; i < starts.size(); ++i) {
+    for (const Lifetime* l : starts[i]) plan.offsets[l->tensor] = arena.alloc(align_up(l->tensor->nbytes()));
+    std::sort(ends[i].begin(), ends[i].end(),
+              [&](const Lifetime* a, const Lifetime* b) { return plan.offsets.at(a->tensor) < plan.offsets.at(b->tensor); });
+    for (const Lifetime* l : ends[i]) arena.release(plan.offsets.at(l->tensor), align_up(l->tensor->nbytes()));
   }
   plan.buffer_size = arena.peak();
   return plan;

@@ -5,10 +5,19 @@
 // reports is exactly what a backend allocates.
 #include <cstddef>
 #include <unordered_map>
+#include <vector>
 
 #include "engine/graph.h"
 
 namespace engine {
+
+// When a placed tensor holds live data: from node `first` to node `last` (indices into
+// graph.nodes(); inputs start at 0; outputs end at the last node).
+struct Lifetime {
+  const Tensor* tensor;
+  size_t first;
+  size_t last;
+};
 
 struct Plan {
   static constexpr size_t kAlignment = 64;
@@ -19,6 +28,8 @@ struct Plan {
   // Places every node and kInput leaf that owns storage (not a view, not a weight or
   // KV tensor). kOutput nodes stay live to the end of the graph.
   static Plan make(const Graph& graph);
+  // The lifetimes Plan::make places, in placement order.
+  static std::vector<Lifetime> lifetimes(const Graph& graph);
   // Points placed tensors at base + offset and views at their source's data + offset.
   void bind(const Graph& graph, void* base) const;
 };
