@@ -227,8 +227,19 @@ std::unique_ptr<GGUFFile> GGUFFile::open(const std::string& path, GGUFLoad mode)
   return file;
 }
 
+std::unique_ptr<GGUFFile> GGUFFile::from_bytes(std::string name, std::vector<uint8_t> bytes, GGUFLoad mode) {
+  std::unique_ptr<GGUFFile> file(new GGUFFile());
+  file->path_ = std::move(name);
+  file->owned_ = std::move(bytes);
+  file->size_ = file->owned_.size();
+  if (file->size_ < kGGUFMagic.size()) throw Error(file->path_ + ": not a GGUF file (too short for the magic)");
+  file->map_ = file->owned_.data();
+  file->parse(mode);
+  return file;
+}
+
 GGUFFile::~GGUFFile() {
-  if (map_) munmap(const_cast<uint8_t*>(map_), size_);
+  if (map_ && owned_.empty()) munmap(const_cast<uint8_t*>(map_), size_);
   if (fd_ >= 0) close(fd_);
 }
 

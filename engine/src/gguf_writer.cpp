@@ -9,6 +9,56 @@
 #include "gguf_format.h"
 
 namespace engine {
+// Writes to a file, or appends to a byte vector when constructed with one.
+class GGUFSink {
+ public:
+  explicit GGUFSink(const std::string& path) : path_(path), f_(std::fopen(path.c_str(), "wb")) {
+    if (!f_) throw Error(path + ": cannot create: " + std::strerror(errno));
+  }
+  explicit GGUFSink(std::vector<uint8_t>& memory) : path_("(memory)"), memory_(&memory) {}
+  ~GGUFSink() {
+    if (f_) std::fclose(f_);
+  }
+
+  void bytes(const void* p, size_t n) {
+    if (memory_) {
+      memory_->insert(memory_->end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
+    } else if (n != 0 && std::fwrite(p, 1, n, f_) != n) {
+      throw Error(path_ + ": write failed: " + std::strerror(errno));
+    }
+    pos_ += n;
+  }
+  template <typename T>
+  void put(T v) {
+    bytes(&v, sizeof(T));
+  }
+  void string(const std::string& s) {
+    put<uint64_t>(s.size());
+    bytes(s.data(), s.size());
+  }
+  void zeros(size_t n) {
+    static constexpr uint8_t kZeros[4096] = {};
+    for (size_t left = n; left > 0;) {
+      const size_t chunk = left < sizeof(kZeros) ? left : sizeof(kZeros);
+      bytes(kZeros, chunk);
+      left -= chunk;
+    }
+  }
+  void pad_to(size_t alignment) { zeros((alignment - pos_ % alignment) % alignment); }
+  void close() {
+    if (memory_) return;
+    std::FILE* f = f_;
+    f_ = nullptr;
+    if (std::fclose(f) != 0) throw Error(path_ + ": write failed: " + std::strerror(errno));
+  }
+
+ private:
+  std::string path_;
+  std::FILE* f_ = nullptr;
+  std::vector<uint8_t>* memory_ = nullptr;
+  size_t pos_ = 0;
+};
+
 namespace {
 
 GGUFValue integer_value(GGUFType t, int64_t i, uint64_t u) {
@@ -37,50 +87,9 @@ size_t stored_elements(const GGUFValue& v) {
 }
 
 // Buffered output to one file; every failure names the file and the OS reason.
-class Output {
- public:
-  explicit Output(const std::string& path) : path_(path), f_(std::fopen(path.c_str(), "wb")) {
-    if (!f_) throw Error(path + ": cannot create: " + std::strerror(errno));
-  }
-  ~Output() {
-    if (f_) std::fclose(f_);
-  }
-
-  void bytes(const void* p, size_t n) {
-    if (n != 0 && std::fwrite(p, 1, n, f_) != n) throw Error(path_ + ": write failed: " + std::strerror(errno));
-    pos_ += n;
-  }
-  template <typename T>
-  void put(T v) {
-    bytes(&v, sizeof(T));
-  }
-  void string(const std::string& s) {
-    put<uint64_t>(s.size());
-    bytes(s.data(), s.size());
-  }
-  void zeros(size_t n) {
-    static constexpr uint8_t kZeros[4096] = {};
-    for (size_t left = n; left > 0;) {
-      const size_t chunk = left < sizeof(kZeros) ? left : sizeof(kZeros);
-      bytes(kZeros, chunk);
-      left -= chunk;
-    }
-  }
-  void pad_to(size_t alignment) { zeros((alignment - pos_ % alignment) % alignment); }
-  void close() {
-    std::FILE* f = f_;
-    f_ = nullptr;
-    if (std::fclose(f) != 0) throw Error(path_ + ": write failed: " + std::strerror(errno));
-  }
-
- private:
-  const std::string& path_;
-  std::FILE* f_;
-  size_t pos_ = 0;
-};
 
 // Writes one scalar of type `t`: unsigned types from `u`, signed types and bools from `i`.
-void put_scalar(Output& out, GGUFType t, int64_t i, uint64_t u, double f) {
+void put_scalar(GGUFSink& out, GGUFType t, int64_t i, uint64_t u, double f) {
   switch (t) {
     case GGUFType::UINT8: out.put<uint8_t>(static_cast<uint8_t>(u)); break;
     case GGUFType::INT8: out.put<int8_t>(static_cast<int8_t>(i)); break;
@@ -98,7 +107,7 @@ void put_scalar(Output& out, GGUFType t, int64_t i, uint64_t u, double f) {
   }
 }
 
-void put_value(Output& out, const GGUFValue& v) {
+void put_value(GGUFSink& out, const GGUFValue& v) {
   out.put<uint32_t>(static_cast<uint32_t>(v.type));
   if (v.type == GGUFType::STRING) {
     out.string(v.s);
@@ -135,6 +144,7 @@ size_t tensor_bytes(const std::string& name, DType type, const std::vector<int64
 size_t align_up(size_t n, size_t alignment) { return (n + alignment - 1) / alignment * alignment; }
 
 }  // namespace
+
 
 void GGUFWriter::set_u32(std::string key, uint32_t v) { set_value(std::move(key), integer_value(GGUFType::UINT32, v, v)); }
 
@@ -219,7 +229,18 @@ void GGUFWriter::add_tensor(std::string name, DType type, std::vector<int64_t> n
 }
 
 void GGUFWriter::write(const std::string& path, bool header_only) const {
-  Output out(path);
+  GGUFSink out(path);
+  emit(out, header_only);
+}
+
+std::vector<uint8_t> GGUFWriter::to_bytes(bool header_only) const {
+  std::vector<uint8_t> bytes;
+  GGUFSink out(bytes);
+  emit(out, header_only);
+  return bytes;
+}
+
+void GGUFWriter::emit(GGUFSink& out, bool header_only) const {
   out.bytes(kGGUFMagic.data(), kGGUFMagic.size());
   out.put<uint32_t>(3);
   out.put<uint64_t>(tensors_.size());

@@ -53,8 +53,12 @@ HParams read_hparams(const GGUFFile& f) {
 }  // namespace
 
 std::unique_ptr<Model> Model::load(const std::string& path, GGUFLoad mode) {
+  return from_gguf(GGUFFile::open(path, mode));
+}
+
+std::unique_ptr<Model> Model::from_gguf(std::unique_ptr<GGUFFile> file) {
   auto model = std::unique_ptr<Model>(new Model());
-  model->file_ = GGUFFile::open(path, mode);
+  model->file_ = std::move(file);
   model->hp_ = read_hparams(*model->file_);
   check_weights(*model);
   return model;

@@ -58,11 +58,13 @@ void add_vocab(GGUFWriter& w, int64_t n_vocab) {
   w.set_u32("tokenizer.ggml.eos_token_id", 2);
 }
 
+// Adds tensors with random values, or declares them without data.
 class WeightMaker {
  public:
-  WeightMaker(GGUFWriter& w, uint64_t seed) : w_(w), rng_(seed) {}
+  WeightMaker(GGUFWriter& w, uint64_t seed, bool with_data) : w_(w), rng_(seed), with_data_(with_data) {}
 
   void matrix(const std::string& name, DType type, int64_t ne0, int64_t ne1, float stddev) {
+    if (!with_data_) return w_.add_tensor(name, type, {ne0, ne1}, {});
     std::vector<float> values(static_cast<size_t>(ne0 * ne1));
     std::normal_distribution<float> dist(0.0f, stddev);
     for (float& v : values) v = dist(rng_);
@@ -73,6 +75,7 @@ class WeightMaker {
   }
 
   void norm(const std::string& name, int64_t n) {
+    if (!with_data_) return w_.add_tensor(name, DType::F32, {n}, {});
     std::vector<float> values(static_cast<size_t>(n));
     std::uniform_real_distribution<float> dist(0.8f, 1.2f);
     for (float& v : values) v = dist(rng_);
@@ -84,11 +87,12 @@ class WeightMaker {
  private:
   GGUFWriter& w_;
   std::mt19937_64 rng_;
+  bool with_data_;
 };
 
 }  // namespace
 
-void write_synthetic_model(const SynthSpec& s, const std::string& path) {
+GGUFWriter synthetic_model(const SynthSpec& s, bool weights) {
   if (s.arch != "llama") throw Error("synth: unsupported architecture '" + s.arch + "'");
   if (s.n_embd <= 0 || s.n_layer <= 0 || s.n_head <= 0 || s.n_head_kv <= 0 || s.n_ff <= 0 || s.n_ctx_train <= 0)
     throw Error("synth: every dimension must be positive");
@@ -111,11 +115,11 @@ void write_synthetic_model(const SynthSpec& s, const std::string& path) {
   w.set_u32("llama.attention.head_count", static_cast<uint32_t>(s.n_head));
   w.set_u32("llama.attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
   w.set_u32("llama.rope.dimension_count", static_cast<uint32_t>(head));
-  w.set_f32("llama.rope.freq_base", 10000.0f);
-  w.set_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
-  add_vocab(w, s.n_vocab);
+  w.set_f32("llama.rope.freq_base", s.rope_freq_base);
+  w.set_f32("llama.attention.layer_norm_rms_epsilon", s.norm_eps);
+  if (weights) add_vocab(w, s.n_vocab);
 
-  WeightMaker m(w, s.seed);
+  WeightMaker m(w, s.seed, weights);
   const float stddev = 1.0f / std::sqrt(static_cast<float>(s.n_embd));
   m.matrix("token_embd.weight", s.type, s.n_embd, s.n_vocab, 1.0f);
   for (int64_t il = 0; il < s.n_layer; ++il) {
@@ -131,8 +135,10 @@ void write_synthetic_model(const SynthSpec& s, const std::string& path) {
     m.matrix(p + "ffn_down.weight", s.type, s.n_ff, s.n_embd, 1.0f / std::sqrt(static_cast<float>(s.n_ff)));
   }
   m.norm("output_norm.weight", s.n_embd);
-  m.matrix("output.weight", s.type, s.n_embd, s.n_vocab, stddev);
-  w.write(path);
+  if (!s.tied_embeddings) m.matrix("output.weight", s.type, s.n_embd, s.n_vocab, stddev);
+  return w;
 }
+
+void write_synthetic_model(const SynthSpec& spec, const std::string& path) { synthetic_model(spec, true).write(path); }
 
 }  // namespace engine

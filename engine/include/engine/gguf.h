@@ -70,6 +70,9 @@ class GGUFFile {
  public:
   // Maps `path` and parses its header. Throws Error on any malformed content.
   static std::unique_ptr<GGUFFile> open(const std::string& path, GGUFLoad mode = GGUFLoad::kFull);
+  // Parses a GGUF image held in memory; `name` stands for the path in messages.
+  static std::unique_ptr<GGUFFile> from_bytes(std::string name, std::vector<uint8_t> bytes,
+                                              GGUFLoad mode = GGUFLoad::kFull);
   ~GGUFFile();
   GGUFFile(const GGUFFile&) = delete;
   GGUFFile& operator=(const GGUFFile&) = delete;
@@ -108,6 +111,7 @@ class GGUFFile {
 
   std::string path_;
   int fd_ = -1;
+  std::vector<uint8_t> owned_;  // the image, for from_bytes
   const uint8_t* map_ = nullptr;
   size_t size_ = 0;
   uint32_t version_ = 0;
@@ -141,8 +145,11 @@ class GGUFWriter {
 
   // Writes the file; with header_only the tensor data section is left out.
   void write(const std::string& path, bool header_only = false) const;
+  // The file's bytes, as write() would store them.
+  std::vector<uint8_t> to_bytes(bool header_only = false) const;
 
  private:
+  void emit(class GGUFSink& out, bool header_only) const;
   struct PendingTensor {
     std::string name;
     DType type;

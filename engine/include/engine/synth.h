@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/dtype.h"
+#include "engine/gguf.h"
 
 namespace engine {
 
@@ -18,10 +19,17 @@ struct SynthSpec {
   int64_t n_ctx_train = 2048;
   int64_t n_vocab = 512;  // at least 259 (3 control tokens + 256 byte tokens)
   DType type = DType::F32;  // dtype of the matrices; norms stay f32
+  float rope_freq_base = 10000.0f;
+  float norm_eps = 1e-5f;
+  bool tied_embeddings = false;  // no output.weight: the token embedding serves as output
   uint64_t seed = 42;
 };
 
-// Writes the model to `path`. Throws Error when the shape does not fit the dtype's blocks.
+// The model as a GGUF writer. With weights = false the tensors are declared without data
+// (for a header-only image) and no vocabulary is added. Throws Error when the shape does
+// not fit the dtype's blocks.
+GGUFWriter synthetic_model(const SynthSpec& spec, bool weights);
+// Writes the model with random weights to `path`.
 void write_synthetic_model(const SynthSpec& spec, const std::string& path);
 
 }  // namespace engine
