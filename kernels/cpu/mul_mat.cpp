@@ -83,7 +83,7 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
   const int64_t ne01 = a->ne[1];
   const int64_t r2 = ne12 / a->ne[2], r3 = b->ne[3] / a->ne[3];
   const int64_t n_chunks = (ne01 + kRowChunk - 1) / kRowChunk;
-  const DotOrder order = ne11 >= 2 ? DotOrder::kBatch : DotOrder::kRow;
+  const DotOrder order = dot_order(a->type, K, ne01, ne11, dst->params[0] == kMulMatKvSpan);
   const WorkRange items = split_work(n_chunks * ne12 * b->ne[3], p.ith, p.nth);
   for (int64_t item = items.begin; item < items.end; ++item) {
     const int64_t chunk = item % n_chunks, i12 = (item / n_chunks) % ne12, i13 = item / (n_chunks * ne12);

@@ -59,8 +59,9 @@ void rope(const ComputeParams& p, Tensor* dst) {
       const float s = cos_sin[2 * k + 1];
       const float x0 = f32_at(x, j0, xs);
       const float x1 = f32_at(x, j1, xs);
-      f32_at(d, j0, ds) = x0 * c - x1 * s;
-      f32_at(d, j1, ds) = x0 * s + x1 * c;
+      // llama.cpp's CPU backend is built with FMA contraction: the first product of each sum is fused.
+      f32_at(d, j0, ds) = std::fma(x0, c, -(x1 * s));
+      f32_at(d, j1, ds) = std::fma(x0, s, x1 * c);
     }
     for (int64_t k = n_rot; k < dst->ne[0]; ++k) f32_at(d, k, ds) = f32_at(x, k, xs);
   }

@@ -1,11 +1,13 @@
 // Scalar dot products for every weight dtype, and the run-time choice of the AVX2 paths.
 #include "cpu/vec_dot.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "cpu/dot_float.h"
 #include "cpu/vec_dot_avx2.h"
 #include "engine/error.h"
 #include "engine/quants.h"
@@ -27,11 +29,14 @@ std::atomic<bool>& simd_flag() {
   return flag;
 }
 
-template <typename T, typename ToFloat>
-float dot_floats(int64_t n, const T* x, const T* y, ToFloat to_float) {
-  double sum = 0;  // ggml's scalar path accumulates in double as well
-  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(to_float(x[i])) * static_cast<double>(to_float(y[i]));
-  return static_cast<float>(sum);
+// Elements per step of llama.cpp's tiled GEMM for a float weight type; 0 for other types.
+int64_t tiled_float_step(DType weight) {
+  switch (weight) {
+    case DType::F32: return kTiledStepF32;
+    case DType::F16: return kTiledStepF16;
+    case DType::BF16: return kTiledStepBF16;
+    default: return 0;
+  }
 }
 
 // Sum of products of 32 four/five-bit weight levels (already offset) with int8 activations.
@@ -173,27 +178,36 @@ void quantize_activation(DType weight, const float* x, void* dst, int64_t n) {
   quantize_row(act, x, dst, n);
 }
 
+DotOrder dot_order(DType weight, int64_t k, int64_t rows, int64_t cols, bool kv_span) {
+  const DotOrder row = kv_span ? DotOrder::kRowPadded : DotOrder::kRow;
+  if (cols < 2) return row;
+  const int64_t step = tiled_float_step(weight);
+  // llama.cpp's float GEMM declines k that is not whole steps (its KV spans always are), or
+  // weight rows not in fours.
+  if (step != 0 && ((!kv_span && k % step != 0) || rows % 4 != 0)) return row;
+  return DotOrder::kBatch;
+}
+
 float dot(DType weight, int64_t n, const void* w, const void* a, DotOrder order) {
-  (void)order;  // both orders share one evaluation until a type needs them apart
   const bool simd = simd_active();
   const int64_t nb = n / dtype_info(weight).block_size;
+  const bool tiled = order == DotOrder::kBatch && n % std::max<int64_t>(1, tiled_float_step(weight)) == 0;
+  const bool padded = order == DotOrder::kRowPadded;
   switch (weight) {
     case DType::F32: {
       const auto* x = static_cast<const float*>(w);
       const auto* y = static_cast<const float*>(a);
-      if (simd) return avx2::dot_f32(n, x, y);
-      return dot_floats(n, x, y, [](float v) { return v; });
+      return tiled ? dot_f32_tiled(n, x, y) : dot_f32_row(n, x, y, padded);
     }
     case DType::F16: {
       const auto* x = static_cast<const uint16_t*>(w);
       const auto* y = static_cast<const uint16_t*>(a);
-      if (simd) return avx2::dot_f16(n, x, y);
-      return dot_floats(n, x, y, fp16_to_fp32);
+      return tiled ? dot_f16_tiled(n, x, y) : dot_f16_row(n, x, y, padded);
     }
     case DType::BF16: {
       const auto* x = static_cast<const uint16_t*>(w);
       const auto* y = static_cast<const uint16_t*>(a);
-      return dot_floats(n, x, y, bf16_to_fp32);
+      return tiled ? dot_bf16_tiled(n, x, y) : dot_bf16_row(n, x, y, padded);
     }
     case DType::Q4_0:
       if (simd) return avx2::dot_q4_0_q8_0(n, w, a);

@@ -18,9 +18,15 @@ void quantize_activation(DType weight, const float* x, void* dst, int64_t n);
 // a different floating-point order for a batch of activation columns (its tiled GEMM) than
 // for a single column (one vec_dot per row); the engine follows both so logits agree.
 enum class DotOrder {
-  kRow,    // one activation column: per-row vec_dot order
-  kBatch,  // two or more activation columns: tiled GEMM order
+  kRow,        // one activation column: per-row vec_dot order
+  kRowPadded,  // per-row order over a KV span that llama.cpp pads with zeros to 256 positions
+  kBatch,      // two or more activation columns: tiled GEMM order
 };
+
+// The order llama.cpp's mul_mat would use for a weight of `rows` rows of k elements times
+// `cols` activation columns: kBatch when its tiled GEMM takes the multiply, else kRow
+// (kRowPadded when k is a KV span, see kMulMatKvSpan).
+DotOrder dot_order(DType weight, int64_t k, int64_t rows, int64_t cols, bool kv_span = false);
 
 // Dot of n elements: w_row in `weight`, act_row in vec_dot_type(weight).
 float dot(DType weight, int64_t n, const void* w_row, const void* act_row, DotOrder order = DotOrder::kRow);

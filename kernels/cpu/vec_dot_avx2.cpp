@@ -35,40 +35,12 @@ ENGINE_AVX2 inline __m256i nibbles(const uint8_t* qs) {
   return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
 }
 
-ENGINE_AVX2 inline __m256 load_f16x8(const uint16_t* p) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
-
 ENGINE_AVX2 inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
 }  // namespace
 
 bool cpu_has_features() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-}
-
-ENGINE_AVX2 float dot_f32(int64_t n, const float* x, const float* y) {
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8), _mm256_loadu_ps(y + i + 8), acc1);
-  }
-  float sum = hsum(_mm256_add_ps(acc0, acc1));
-  for (; i < n; ++i) sum += x[i] * y[i];
-  return sum;
-}
-
-ENGINE_AVX2 float dot_f16(int64_t n, const uint16_t* x, const uint16_t* y) {
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    acc0 = _mm256_fmadd_ps(load_f16x8(x + i), load_f16x8(y + i), acc0);
-    acc1 = _mm256_fmadd_ps(load_f16x8(x + i + 8), load_f16x8(y + i + 8), acc1);
-  }
-  float sum = hsum(_mm256_add_ps(acc0, acc1));
-  for (; i < n; ++i) sum += fp16_to_fp32(x[i]) * fp16_to_fp32(y[i]);
-  return sum;
 }
 
 ENGINE_AVX2 float dot_q4_0_q8_0(int64_t n, const void* vx, const void* vy) {

@@ -39,6 +39,10 @@ struct OpInfo {
 const OpInfo& op_info(Op op);
 inline std::string_view op_name(Op op) { return op_info(op).name; }
 
+// MUL_MAT params[0]: the shared dimension k is a span of KV-cache positions. llama.cpp pads
+// such spans with zero-weighted positions to a multiple of 256, which sets its CPU summation order.
+constexpr int32_t kMulMatKvSpan = 1;
+
 // Rope modes, as GGUF architectures use them.
 constexpr int32_t kRopeNormal = 0;  // adjacent pairs (llama)
 constexpr int32_t kRopeNeox = 2;    // halves (gpt-neox)
