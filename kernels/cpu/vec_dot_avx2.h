@@ -5,9 +5,6 @@
 namespace engine::cpu::avx2 {
 
 bool cpu_has_features();
-float dot_q4_0_q8_0(int64_t n, const void* x, const void* y);
 float dot_q8_0_q8_0(int64_t n, const void* x, const void* y);
-float dot_q4_K_q8_K(int64_t n, const void* x, const void* y);
-float dot_q6_K_q8_K(int64_t n, const void* x, const void* y);
 
 }  // namespace engine::cpu::avx2
