@@ -46,15 +46,13 @@ std::unique_ptr<Session> Session::create(const std::string& model_path, const Se
   if (params.backend != "cpu") throw Error("unknown backend '" + params.backend + "' (available: cpu)");
   s->model_ = Model::load(model_path);
   const HParams& hp = s->model_->hparams();
-  int64_t n_ctx = params.n_ctx > 0 ? params.n_ctx : std::min<int64_t>(hp.n_ctx_train, 4096);
+  const int64_t n_ctx = params.n_ctx > 0 ? params.n_ctx : default_context(hp);
   if (params.n_ctx < 0) throw Error("context size must be positive, got " + std::to_string(params.n_ctx));
   s->tokenizer_ = Tokenizer::from_gguf(s->model_->file());
   s->backend_ = make_cpu_backend(params.n_threads);
   s->kv_ = std::make_unique<KVCache>(hp, n_ctx, params.kv_type, true);
   // Reserve the compute buffer for the largest step up front, as the cost model reports it.
-  StepShape worst{std::min(params.n_ubatch, n_ctx), 0, 1};
-  worst.n_past = n_ctx - worst.n_tokens;
-  StepGraph g = build_step_graph(*s->model_, *s->kv_, worst);
+  StepGraph g = build_step_graph(*s->model_, *s->kv_, largest_step(n_ctx, params.n_ubatch));
   s->backend_->allocate(*g.graph, Plan::make(*g.graph));
   s->timings_.load_ms = ms_since(t0);
   spdlog::info("{}: {} with {} layers, {} embedding, {} heads ({} KV), vocab {}; context {}, KV cache {}, {} backend",

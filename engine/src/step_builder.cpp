@@ -1,10 +1,18 @@
 #include "step_builder.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/error.h"
 
 namespace engine {
+
+StepShape largest_step(int64_t n_ctx, int64_t n_ubatch) {
+  const int64_t n_tokens = std::min(n_ubatch, n_ctx);
+  return StepShape{n_tokens, n_ctx - n_tokens, 1};
+}
+
+int64_t default_context(const HParams& hp) { return std::min<int64_t>(hp.n_ctx_train, 4096); }
 
 int64_t attention_span(int64_t n_past, int64_t n_tokens, int64_t n_ctx) {
   const int64_t used = n_past + n_tokens;

@@ -27,6 +27,12 @@ struct StepGraph {
   int64_t n_kv = 0;           // cache positions attention reads
 };
 
+// The step a session reserves its compute buffer for: a full batch of n_ubatch prompt
+// tokens (at most n_ctx) ending at the last context position, the largest graph it runs.
+StepShape largest_step(int64_t n_ctx, int64_t n_ubatch);
+// The context a session uses when none is asked for: the training context, at most 4096.
+int64_t default_context(const HParams& hp);
+
 // KV positions attention reads for a step: at least 32, padded to 32, at most n_ctx.
 int64_t attention_span(int64_t n_past, int64_t n_tokens, int64_t n_ctx);
 constexpr int64_t kMaskRowPad = 32;
