@@ -21,11 +21,13 @@ namespace cost {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kPasses = 3;                          // best of: filters out scheduling noise
-constexpr int kAccumulators = 12;                   // independent FMA chains, enough to cover latency x ports
-constexpr double kFmaPassSeconds = 0.02;            // per FMA pass once calibrated
+constexpr int kPasses = 3;                // the best pass counts: filters out scheduling noise
+constexpr int kAccumulators = 12;         // independent FMA chains: cover latency x FMA ports
+constexpr double kFmaPassSeconds = 0.02;  // length of one FMA pass once calibrated
+// The read buffer is twice the last-level cache, within these bounds (the upper one keeps
+// the probe under a second; a larger cache then partly serves the reads).
 constexpr size_t kMinBufferBytes = size_t{64} << 20;
-constexpr size_t kMaxBufferBytes = size_t{512} << 20;  // keeps the probe under a second
+constexpr size_t kMaxBufferBytes = size_t{512} << 20;
 
 // Every probe result lands here, so the compiler cannot drop the work that produced it.
 std::atomic<uint64_t> g_sink{0};
@@ -88,8 +90,8 @@ double measure_read_bandwidth(int threads, size_t& buffer_bytes) {
   return static_cast<double>(chunk * threads * sizeof(uint64_t)) / best / 1e9;
 }
 
-// An FMA kernel: runs `iters` rounds over kAccumulators vectors, returns a value that
-// depends on all of them (so nothing is optimized away) and the flops it performed.
+// An FMA kernel runs `iters` rounds over kAccumulators vectors of `lanes` floats and returns
+// a value that depends on every one of them (so nothing is optimized away).
 struct FmaKernel {
   const char* isa;
   int lanes;
