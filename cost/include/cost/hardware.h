@@ -1,0 +1,43 @@
+#pragma once
+// Hardware profiles for roofline prediction: memory bandwidth and peak arithmetic rate per
+// compute class. The named profiles are vendor datasheet figures (cost/hardware/*.json,
+// compiled into the library); "cpu-local" is measured on the machine running the code.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cost {
+
+// The arithmetic a node runs on: matrix products of f16/bf16/quantized weights can use
+// the matching matrix units; everything else runs at the vector FP32 rate.
+enum class ComputeClass { kF32, kF16, kBF16, kInt8 };
+std::string_view compute_class_name(ComputeClass c);  // "f32", "f16", "bf16", "int8"
+
+struct HardwareProfile {
+  std::string name;         // "h100-sxm", "cpu-local"
+  std::string description;  // what the figures describe
+  double mem_bw_gbs = 0;    // memory bandwidth, GB/s (1e9 bytes per second)
+  // Peak dense throughput, TFLOP/s (TOP/s for int8), per compute class.
+  double peak_tflops_f32 = 0;
+  double peak_tflops_f16 = 0;
+  double peak_tflops_bf16 = 0;
+  double peak_tflops_int8 = 0;
+  double mem_gb = 0;  // memory capacity, GB
+
+  double peak_tflops(ComputeClass c) const;
+};
+
+// The datasheet profiles, in name order; parsed once, on first use.
+const std::vector<HardwareProfile>& builtin_profiles();
+
+// The profile called `name`; "cpu-local" runs measure_local_cpu(threads). Throws
+// engine::Error naming the known profiles when `name` is none of them.
+HardwareProfile hardware_profile(std::string_view name, int threads);
+
+// Measures this machine with `threads` threads (< 1 s): read bandwidth over a buffer well
+// beyond the last-level cache and FP32 FMA throughput, each the best of a few passes.
+// The f16/bf16/int8 rates derive from the f32 rate and the CPU's instruction set
+// (docs/hardware.md). Throws engine::Error when threads < 1.
+HardwareProfile measure_local_cpu(int threads);
+
+}  // namespace cost

@@ -1,0 +1,199 @@
+// The "cpu-local" profile: a short probe of this machine's read bandwidth and FP32 FMA rate.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define COST_PROBE_X86 1
+#endif
+
+#include "cost/hardware.h"
+#include "engine/error.h"
+
+namespace cost {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kPasses = 3;                // the best pass counts: filters out scheduling noise
+constexpr int kAccumulators = 12;         // independent FMA chains: cover latency x FMA ports
+constexpr double kFmaPassSeconds = 0.02;  // length of one FMA pass once calibrated
+// The read buffer is twice the last-level cache, within these bounds (the upper one keeps
+// the probe under a second; a larger cache then partly serves the reads).
+constexpr size_t kMinBufferBytes = size_t{64} << 20;
+constexpr size_t kMaxBufferBytes = size_t{512} << 20;
+
+// Every probe result lands here, so the compiler cannot drop the work that produced it.
+std::atomic<uint64_t> g_sink{0};
+
+// Runs body(thread_index) on `threads` threads released together; returns the wall seconds
+// from release until the last one finishes.
+template <typename Body>
+double run_together(int threads, const Body& body) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (!go.load()) std::this_thread::yield();
+      body(t);
+    });
+  while (ready.load() < threads) std::this_thread::yield();
+  const auto start = Clock::now();
+  go.store(true);
+  for (std::thread& th : pool) th.join();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+size_t last_level_cache_bytes() {
+  long bytes = 0;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  bytes = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (bytes <= 0) bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+  return bytes > 0 ? static_cast<size_t>(bytes) : 0;
+}
+
+// Sums a chunk with independent accumulators so loads, not the add chain, set the pace.
+uint64_t sum_words(const uint64_t* p, size_t n) {
+  uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += p[i];
+    s1 += p[i + 1];
+    s2 += p[i + 2];
+    s3 += p[i + 3];
+  }
+  for (; i < n; ++i) s0 += p[i];
+  return s0 + s1 + s2 + s3;
+}
+
+// GB/s reading a buffer of twice the last-level cache (clamped), every thread its own chunk.
+double measure_read_bandwidth(int threads, size_t& buffer_bytes) {
+  buffer_bytes = std::clamp(2 * last_level_cache_bytes(), kMinBufferBytes, kMaxBufferBytes);
+  const size_t words = buffer_bytes / sizeof(uint64_t);
+  const size_t chunk = words / static_cast<size_t>(threads);
+  std::unique_ptr<uint64_t[]> buffer(new uint64_t[words]);
+  run_together(threads, [&](int t) {  // first touch by the reading thread
+    for (size_t i = t * chunk; i < (t + 1) * chunk; ++i) buffer[i] = i;
+  });
+  double best = 1e30;
+  for (int pass = 0; pass < kPasses; ++pass)
+    best = std::min(best, run_together(threads, [&](int t) { g_sink += sum_words(&buffer[t * chunk], chunk); }));
+  return static_cast<double>(chunk * threads * sizeof(uint64_t)) / best / 1e9;
+}
+
+// An FMA kernel runs `iters` rounds over kAccumulators vectors of `lanes` floats and returns
+// a value that depends on every one of them (so nothing is optimized away).
+struct FmaKernel {
+  const char* isa;
+  int lanes;
+  float (*run)(int64_t iters);
+};
+
+float fma_scalar(int64_t iters) {
+  float acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) acc[k] = 0.001f * static_cast<float>(k);
+  for (int64_t i = 0; i < iters; ++i)
+    for (float& a : acc) a = a * 0.999999f + 1e-6f;  // converges to 1: no overflow, no denormals
+  float s = 0;
+  for (float a : acc) s += a;
+  return s;
+}
+
+#ifdef COST_PROBE_X86
+__attribute__((target("avx2,fma"))) float fma_avx2(int64_t iters) {
+  __m256 acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_set1_ps(0.001f * static_cast<float>(k));
+  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-6f);
+  for (int64_t i = 0; i < iters; ++i)
+    for (__m256& v : acc) v = _mm256_fmadd_ps(v, a, b);
+  __m256 s = acc[0];
+  for (int k = 1; k < kAccumulators; ++k) s = _mm256_add_ps(s, acc[k]);
+  return _mm256_cvtss_f32(s);
+}
+
+__attribute__((target("avx512f"))) float fma_avx512(int64_t iters) {
+  __m512 acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_set1_ps(0.001f * static_cast<float>(k));
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-6f);
+  for (int64_t i = 0; i < iters; ++i)
+    for (__m512& v : acc) v = _mm512_fmadd_ps(v, a, b);
+  __m512 s = acc[0];
+  for (int k = 1; k < kAccumulators; ++k) s = _mm512_add_ps(s, acc[k]);
+  float lanes[16];  // not _mm512_reduce_add_ps: GCC 12 warns inside it (-Wuninitialized)
+  _mm512_storeu_ps(lanes, s);
+  float sum = 0;
+  for (float lane : lanes) sum += lane;
+  return sum;
+}
+#endif
+
+FmaKernel best_fma_kernel() {
+#ifdef COST_PROBE_X86
+  if (__builtin_cpu_supports("avx512f")) return {"AVX-512", 16, fma_avx512};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"AVX2", 8, fma_avx2};
+#endif
+  return {"scalar", 1, fma_scalar};
+}
+
+// TFLOP/s of `kernel` on every thread: calibrated on one thread, then the best of a few passes.
+double measure_fma_tflops(int threads, const FmaKernel& kernel) {
+  int64_t iters = 1 << 12;
+  double seconds = 0;
+  const auto run_into_sink = [&](int) { g_sink += static_cast<uint64_t>(kernel.run(iters)); };
+  while ((seconds = run_together(1, run_into_sink)) < kFmaPassSeconds / 4) iters *= 2;
+  iters = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(iters) * kFmaPassSeconds / seconds));
+  double best = 1e30;
+  for (int pass = 0; pass < kPasses; ++pass)
+    best = std::min(best, run_together(threads, run_into_sink));
+  const double flops = 2.0 * kernel.lanes * kAccumulators * static_cast<double>(iters) * threads;
+  return flops / best / 1e12;
+}
+
+// Matrix rates relative to the FP32 FMA rate, from the instructions the CPU has:
+// bf16 x2 with AVX512_BF16 (VDPBF16PS: two products per f32 lane), f16 x2 with AVX512_FP16
+// (twice the lanes), int8 x4 with VNNI (VPDPBUSD: four products per i32 lane); otherwise the
+// f32 rate, since f16/bf16 then convert to f32 and int8 dots gain little over FMA.
+struct ClassFactors {
+  double f16 = 1, bf16 = 1, int8 = 1;
+};
+
+ClassFactors class_factors() {
+  ClassFactors f;
+#ifdef COST_PROBE_X86
+  if (__builtin_cpu_supports("avx512fp16")) f.f16 = 2;
+  if (__builtin_cpu_supports("avx512bf16")) f.bf16 = 2;
+  if (__builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni")) f.int8 = 4;
+#endif
+  return f;
+}
+
+}  // namespace
+
+HardwareProfile measure_local_cpu(int threads) {
+  if (threads < 1) throw engine::Error("cpu-local needs at least one thread, got " + std::to_string(threads));
+  const FmaKernel kernel = best_fma_kernel();
+  size_t buffer_bytes = 0;
+  HardwareProfile p;
+  p.name = "cpu-local";
+  p.mem_bw_gbs = measure_read_bandwidth(threads, buffer_bytes);
+  p.peak_tflops_f32 = measure_fma_tflops(threads, kernel);
+  const ClassFactors f = class_factors();
+  p.peak_tflops_f16 = f.f16 * p.peak_tflops_f32;
+  p.peak_tflops_bf16 = f.bf16 * p.peak_tflops_f32;
+  p.peak_tflops_int8 = f.int8 * p.peak_tflops_f32;
+  p.mem_gb = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE)) / 1e9;
+  p.description = "this machine, measured: " + std::to_string(threads) + " threads, " + kernel.isa +
+                  " multiply-add, read of " + std::to_string(buffer_bytes >> 20) + " MiB";
+  return p;
+}
+
+}  // namespace cost

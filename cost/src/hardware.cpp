@@ -1,0 +1,103 @@
+// Builtin hardware profiles: parsed from the embedded cost/hardware/*.json files.
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "cost/hardware.h"
+#include "engine/error.h"
+#include "hardware_data.h"
+
+namespace cost {
+namespace {
+
+using nlohmann::json;
+
+const json& member(const json& object, const std::string& key, const std::string& where) {
+  if (!object.is_object()) throw engine::Error(where + " is not a JSON object");
+  const auto it = object.find(key);
+  if (it == object.end()) throw engine::Error(where + " lacks key '" + key + "'");
+  return *it;
+}
+
+std::string text(const json& object, const std::string& key, const std::string& where) {
+  const json& v = member(object, key, where);
+  if (!v.is_string() || v.get_ref<const std::string&>().empty())
+    throw engine::Error(where + " key '" + key + "' must be a non-empty string");
+  return v.get<std::string>();
+}
+
+// A figure is {"value": positive number, "source": where the number comes from}.
+double figure(const json& object, const std::string& key, const std::string& where) {
+  const std::string here = where + " key '" + key + "'";
+  const json& f = member(object, key, where);
+  const json& v = member(f, "value", here);
+  text(f, "source", here);
+  if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+    throw engine::Error(here + " value must be a positive number");
+  return v.get<double>();
+}
+
+HardwareProfile parse_profile(const detail::EmbeddedFile& file) {
+  const std::string where = "hardware profile " + std::string(file.file_name);
+  json j;
+  try {
+    j = json::parse(file.text);
+  } catch (const json::parse_error& e) {
+    throw engine::Error(where + ": " + e.what());
+  }
+  HardwareProfile p;
+  p.name = text(j, "name", where);
+  if (p.name + ".json" != file.file_name) throw engine::Error(where + " names itself '" + p.name + "'");
+  p.description = text(j, "description", where);
+  p.mem_bw_gbs = figure(j, "mem_bw_gbs", where);
+  p.mem_gb = figure(j, "mem_gb", where);
+  const json& peak = member(j, "peak_tflops", where);
+  const std::string peak_where = where + " key 'peak_tflops'";
+  p.peak_tflops_f32 = figure(peak, "f32", peak_where);
+  p.peak_tflops_f16 = figure(peak, "f16", peak_where);
+  p.peak_tflops_bf16 = figure(peak, "bf16", peak_where);
+  p.peak_tflops_int8 = figure(peak, "int8", peak_where);
+  return p;
+}
+
+}  // namespace
+
+std::string_view compute_class_name(ComputeClass c) {
+  switch (c) {
+    case ComputeClass::kF32: return "f32";
+    case ComputeClass::kF16: return "f16";
+    case ComputeClass::kBF16: return "bf16";
+    case ComputeClass::kInt8: return "int8";
+  }
+  return "?";
+}
+
+double HardwareProfile::peak_tflops(ComputeClass c) const {
+  switch (c) {
+    case ComputeClass::kF32: return peak_tflops_f32;
+    case ComputeClass::kF16: return peak_tflops_f16;
+    case ComputeClass::kBF16: return peak_tflops_bf16;
+    case ComputeClass::kInt8: return peak_tflops_int8;
+  }
+  return 0;
+}
+
+const std::vector<HardwareProfile>& builtin_profiles() {
+  static const std::vector<HardwareProfile> profiles = [] {
+    std::vector<HardwareProfile> out;
+    for (const detail::EmbeddedFile& f : detail::embedded_hardware_files()) out.push_back(parse_profile(f));
+    return out;
+  }();
+  return profiles;
+}
+
+HardwareProfile hardware_profile(std::string_view name, int threads) {
+  if (name == "cpu-local") return measure_local_cpu(threads);
+  std::string known;
+  for (const HardwareProfile& p : builtin_profiles()) {
+    if (p.name == name) return p;
+    known += p.name + ", ";
+  }
+  throw engine::Error("unknown hardware profile '" + std::string(name) + "' (" + known + "cpu-local)");
+}
+
+}  // namespace cost

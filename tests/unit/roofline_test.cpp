@@ -1,0 +1,174 @@
+// Hardware profiles (builtin datasheets and the cpu-local probe) and roofline prediction.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "cost/roofline.h"
+#include "engine/error.h"
+
+using namespace engine;
+using cost::ComputeClass;
+
+namespace {
+
+const cost::HardwareProfile& h100() {
+  static const cost::HardwareProfile p = cost::hardware_profile("h100-sxm", 1);
+  return p;
+}
+
+// A graph of one matrix product: weight [k, m] of `weight_type` times f32 activations [k, n].
+struct MatMulGraph {
+  Graph g;
+  Tensor* product;
+  MatMulGraph(DType weight_type, int64_t k, int64_t m, int64_t n) {
+    Tensor* w = g.new_tensor_2d(weight_type, k, m, "w");
+    Tensor* x = g.new_tensor_2d(DType::F32, k, n, "x");
+    product = g.mul_mat(w, x);
+    g.expand(product);
+  }
+};
+
+// Expected roofline of that product under the default cost model, from the formula.
+struct Expected {
+  double compute_s, memory_s;
+};
+Expected roofline(DType weight_type, int64_t k, int64_t m, int64_t n, double peak_tflops, double bw_gbs) {
+  const double flops = 2.0 * k * m * n;  // one fmul and one fadd per multiply-add
+  const double bytes = static_cast<double>(row_bytes(weight_type, k)) * m + 4.0 * k * n + 4.0 * m * n;
+  return {flops / (peak_tflops * 1e12), bytes / (bw_gbs * 1e9)};
+}
+
+}  // namespace
+
+TEST(Hardware, EveryBuiltinProfileParsesWithPositiveFigures) {
+  const auto& profiles = cost::builtin_profiles();
+  std::vector<std::string> names;
+  for (const auto& p : profiles) {
+    names.push_back(p.name);
+    EXPECT_FALSE(p.description.empty()) << p.name;
+    EXPECT_GT(p.mem_bw_gbs, 0) << p.name;
+    EXPECT_GT(p.mem_gb, 0) << p.name;
+    for (ComputeClass c : {ComputeClass::kF32, ComputeClass::kF16, ComputeClass::kBF16, ComputeClass::kInt8})
+      EXPECT_GT(p.peak_tflops(c), 0) << p.name << " " << cost::compute_class_name(c);
+  }
+  const std::vector<std::string> expected = {"a100-80gb", "apple-m2-max", "h100-pcie", "h100-sxm", "rtx-3090", "rtx-4090"};
+  EXPECT_EQ(names, expected);
+}
+
+TEST(Hardware, NamedProfileCarriesItsDatasheetFigures) {
+  EXPECT_EQ(h100().name, "h100-sxm");
+  EXPECT_DOUBLE_EQ(h100().mem_bw_gbs, 3350);
+  EXPECT_DOUBLE_EQ(h100().peak_tflops_f32, 67);
+  EXPECT_DOUBLE_EQ(h100().peak_tflops(ComputeClass::kInt8), 1979);
+  EXPECT_DOUBLE_EQ(h100().mem_gb, 80);
+}
+
+TEST(Hardware, UnknownNameErrorListsTheKnownNames) {
+  try {
+    cost::hardware_profile("tpu-v9", 1);
+    FAIL() << "no error for an unknown profile";
+  } catch (const engine::Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("tpu-v9"), std::string::npos) << what;
+    EXPECT_NE(what.find("cpu-local"), std::string::npos) << what;
+    for (const auto& p : cost::builtin_profiles()) EXPECT_NE(what.find(p.name), std::string::npos) << what;
+  }
+}
+
+TEST(Hardware, CpuLocalMeasuresPlausibleRates) {
+  const cost::HardwareProfile p = cost::hardware_profile("cpu-local", 2);
+  EXPECT_EQ(p.name, "cpu-local");
+  EXPECT_GT(p.mem_bw_gbs, 0.1);
+  EXPECT_GT(p.peak_tflops_f32, 0.001);
+  EXPECT_GE(p.peak_tflops_f16, p.peak_tflops_f32);
+  EXPECT_GE(p.peak_tflops_bf16, p.peak_tflops_f32);
+  EXPECT_GE(p.peak_tflops_int8, p.peak_tflops_f32);
+  EXPECT_GT(p.mem_gb, 0);
+  EXPECT_NE(p.description.find("2 threads"), std::string::npos) << p.description;
+}
+
+TEST(Hardware, CpuLocalRejectsZeroThreads) { EXPECT_THROW(cost::measure_local_cpu(0), engine::Error); }
+
+TEST(Roofline, MatMulClassFollowsTheWeightType) {
+  EXPECT_EQ(cost::compute_class(*MatMulGraph(DType::Q4_0, 64, 8, 1).product), ComputeClass::kInt8);
+  EXPECT_EQ(cost::compute_class(*MatMulGraph(DType::Q6_K, 256, 8, 1).product), ComputeClass::kInt8);
+  EXPECT_EQ(cost::compute_class(*MatMulGraph(DType::F16, 64, 8, 1).product), ComputeClass::kF16);
+  EXPECT_EQ(cost::compute_class(*MatMulGraph(DType::BF16, 64, 8, 1).product), ComputeClass::kBF16);
+  EXPECT_EQ(cost::compute_class(*MatMulGraph(DType::F32, 64, 8, 1).product), ComputeClass::kF32);
+  Graph g;
+  Tensor* a = g.new_tensor_1d(DType::F32, 8);
+  EXPECT_EQ(cost::compute_class(*g.add(a, a)), ComputeClass::kF32);
+}
+
+TEST(Roofline, SingleTokenQuantizedMatMulIsMemoryBound) {
+  MatMulGraph m(DType::Q4_0, 256, 512, 1);
+  const auto p = cost::predict(cost::analyze(m.g, cost::CostModel::kDefault), h100());
+  const Expected e = roofline(DType::Q4_0, 256, 512, 1, 1979, 3350);
+  ASSERT_EQ(p.nodes.size(), 1u);
+  EXPECT_DOUBLE_EQ(p.nodes[0].flops, 2.0 * 256 * 512);
+  EXPECT_DOUBLE_EQ(p.nodes[0].compute_s, e.compute_s);
+  EXPECT_DOUBLE_EQ(p.nodes[0].memory_s, e.memory_s);
+  EXPECT_DOUBLE_EQ(p.nodes[0].time_s, e.memory_s);
+  EXPECT_TRUE(p.nodes[0].memory_bound);
+  EXPECT_DOUBLE_EQ(p.total_s, e.memory_s);
+}
+
+// A q4_0 [256, 512] weight stays memory-bound at any batch on h100-sxm (intensity under
+// 2*512*256 / (4*(256+512)) = 85 op/byte, int8 ridge 1979e12/3350e9 = 591), so the
+// compute-bound case needs a larger weight.
+TEST(Roofline, LargeBatchQuantizedMatMulIsComputeBound) {
+  MatMulGraph m(DType::Q4_0, 4096, 4096, 4096);
+  const auto p = cost::predict(cost::analyze(m.g, cost::CostModel::kDefault), h100());
+  const Expected e = roofline(DType::Q4_0, 4096, 4096, 4096, 1979, 3350);
+  ASSERT_EQ(p.nodes.size(), 1u);
+  EXPECT_DOUBLE_EQ(p.nodes[0].compute_s, e.compute_s);
+  EXPECT_DOUBLE_EQ(p.nodes[0].memory_s, e.memory_s);
+  EXPECT_DOUBLE_EQ(p.nodes[0].time_s, e.compute_s);
+  EXPECT_FALSE(p.nodes[0].memory_bound);
+}
+
+// The same shapes as the single-token case, batched, are compute-bound at the f32 rate.
+TEST(Roofline, LargeBatchF32MatMulIsComputeBound) {
+  MatMulGraph m(DType::F32, 256, 512, 4096);
+  const auto p = cost::predict(cost::analyze(m.g, cost::CostModel::kDefault), h100());
+  const Expected e = roofline(DType::F32, 256, 512, 4096, 67, 3350);
+  ASSERT_EQ(p.nodes.size(), 1u);
+  EXPECT_DOUBLE_EQ(p.nodes[0].time_s, e.compute_s);
+  EXPECT_DOUBLE_EQ(p.nodes[0].memory_s, e.memory_s);
+  EXPECT_FALSE(p.nodes[0].memory_bound);
+}
+
+TEST(Roofline, ViewNodesCostNothingAndTotalsSumTheNodes) {
+  Graph g;
+  Tensor* w = g.new_tensor_2d(DType::F16, 64, 32, "w");
+  Tensor* x = g.new_tensor_2d(DType::F32, 64, 4, "x");
+  Tensor* y = g.reshape_2d(g.mul_mat(w, x), 16, 8);
+  Tensor* z = g.scale(y, 0.5f);
+  g.expand(z);
+  const auto p = cost::predict(cost::analyze(g, cost::CostModel::kDefault), h100());
+  ASSERT_EQ(p.nodes.size(), 3u);
+  EXPECT_GT(p.nodes[0].time_s, 0);
+  EXPECT_EQ(p.nodes[1].time_s, 0);
+  EXPECT_EQ(p.nodes[1].bytes, 0);
+  EXPECT_GT(p.nodes[2].time_s, 0);
+  EXPECT_DOUBLE_EQ(p.total_s, p.nodes[0].time_s + p.nodes[2].time_s);
+  EXPECT_DOUBLE_EQ(p.memory_s, p.nodes[0].memory_s + p.nodes[2].memory_s);
+  EXPECT_DOUBLE_EQ(p.compute_s, p.nodes[0].compute_s + p.nodes[2].compute_s);
+}
+
+TEST(Roofline, TokensPerSecondDividesTokensByTime) {
+  cost::Prediction p;
+  p.total_s = 0.25;
+  EXPECT_DOUBLE_EQ(cost::tokens_per_second(p, 1), 4);
+  EXPECT_DOUBLE_EQ(cost::tokens_per_second(p, 8), 32);
+  EXPECT_THROW(cost::tokens_per_second(p, 0), engine::Error);
+  p.total_s = 0;
+  EXPECT_THROW(cost::tokens_per_second(p, 1), engine::Error);
+}
+
+TEST(Roofline, ProfileWithoutBandwidthIsRejected) {
+  MatMulGraph m(DType::F32, 64, 8, 1);
+  cost::HardwareProfile empty;
+  empty.name = "empty";
+  EXPECT_THROW(cost::predict(cost::analyze(m.g, cost::CostModel::kDefault), empty), engine::Error);
+}
