@@ -36,17 +36,17 @@ double figure(const json& object, const std::string& key, const std::string& whe
   return v.get<double>();
 }
 
-HardwareProfile parse_profile(const detail::EmbeddedFile& file) {
-  const std::string where = "hardware profile " + std::string(file.file_name);
+HardwareProfile parse_profile(const engine::EmbeddedFile& file) {
+  const std::string where = "hardware profile " + std::string(file.name);
   json j;
   try {
-    j = json::parse(file.text);
+    j = json::parse(file.content);
   } catch (const json::parse_error& e) {
     throw engine::Error(where + ": " + e.what());
   }
   HardwareProfile p;
   p.name = text(j, "name", where);
-  if (p.name + ".json" != file.file_name) throw engine::Error(where + " names itself '" + p.name + "'");
+  if (p.name + ".json" != file.name) throw engine::Error(where + " names itself '" + p.name + "'");
   p.description = text(j, "description", where);
   p.mem_bw_gbs = figure(j, "mem_bw_gbs", where);
   p.mem_gb = figure(j, "mem_gb", where);
@@ -84,7 +84,7 @@ double HardwareProfile::peak_tflops(ComputeClass c) const {
 const std::vector<HardwareProfile>& builtin_profiles() {
   static const std::vector<HardwareProfile> profiles = [] {
     std::vector<HardwareProfile> out;
-    for (const detail::EmbeddedFile& f : detail::embedded_hardware_files()) out.push_back(parse_profile(f));
+    for (const engine::EmbeddedFile& f : detail::embedded_hardware_files()) out.push_back(parse_profile(f));
     return out;
   }();
   return profiles;

@@ -10,7 +10,7 @@ struct EmbeddedFile {
   std::string_view content;
 };
 
-// The model presets of models/presets/.
+// The model presets of models/presets/, in name order.
 const std::vector<EmbeddedFile>& embedded_presets();
 
 }  // namespace engine
