@@ -85,6 +85,15 @@ double Counts::get(Metric m) const {
   return 0;
 }
 
+double Counts::arithmetic() const {
+  double sum = 0;
+  for (const auto& [metric, value] : items_)
+    if (metric != Metric::kRead && metric != Metric::kWrite) sum += value;
+  return sum;
+}
+
+double Counts::bytes() const { return get(Metric::kRead) + get(Metric::kWrite); }
+
 Counts& Counts::operator+=(const Counts& other) {
   for (const auto& [m, v] : other.items_) add(m, v);
   return *this;

@@ -8,13 +8,6 @@
 namespace cost {
 namespace {
 
-double arithmetic(const Counts& c) {
-  double flops = 0;
-  for (const auto& [metric, value] : c.items())
-    if (metric != Metric::kRead && metric != Metric::kWrite) flops += value;
-  return flops;
-}
-
 void require_positive(double rate, const std::string& what, const HardwareProfile& hw) {
   if (!(rate > 0)) throw engine::Error("hardware profile '" + hw.name + "' has no positive " + what);
 }
@@ -38,8 +31,8 @@ Prediction predict(const GraphCost& cost, const HardwareProfile& hw) {
     NodePrediction& np = out.nodes.emplace_back();
     if (engine::op_info(nc.node->op).is_view) continue;  // aliases storage: nothing runs
     const ComputeClass cls = compute_class(*nc.node);
-    np.flops = arithmetic(nc.counts);
-    np.bytes = nc.counts.get(Metric::kRead) + nc.counts.get(Metric::kWrite);
+    np.flops = nc.counts.arithmetic();
+    np.bytes = nc.counts.bytes();
     if (np.flops > 0) {
       require_positive(hw.peak_tflops(cls), std::string(compute_class_name(cls)) + " peak rate", hw);
       np.compute_s = np.flops / (hw.peak_tflops(cls) * 1e12);

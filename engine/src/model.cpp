@@ -17,6 +17,7 @@ std::string shape_text(const int64_t* ne, size_t n) {
 HParams read_hparams(const GGUFFile& f) {
   HParams hp;
   hp.arch = f.require_string("general.architecture");
+  if (!arch_supported(hp.arch)) throw Error(f.path() + ": unsupported architecture '" + hp.arch + "' (supported: llama)");
   const std::string a = hp.arch + ".";
   auto positive = [&](const std::string& key, int64_t v) {
     if (v <= 0 || v > (int64_t{1} << 32)) throw Error(f.path() + ": " + key + " = " + std::to_string(v) + " is out of range");

@@ -3,22 +3,31 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <memory>
 
+#include "cost/report.h"
 #include "cost/trace.h"
-#include "engine/arch.h"
 #include "engine/error.h"
+#include "engine/preset.h"
 
 int main(int argc, char** argv) {
-  std::string path, model_name = "default";
-  int64_t tokens = 1, past = 0, ctx = 0;
+  std::string path, preset, type, format = "text", model_name = "default", kv_type = "f16", hw;
+  cost::AnalysisOptions opt;
   bool trace = false;
-  CLI::App app{"engine-cost: static cost of a model's compute graph"};
-  app.add_option("model", path, "GGUF file (header-only files work)")->required();
-  app.add_option("--tokens", tokens, "new tokens in the step");
-  app.add_option("--past", past, "cached tokens before the step");
-  app.add_option("--ctx", ctx, "context (KV cache) size; 0: past + tokens");
-  app.add_flag("--trace", trace, "print the ASCII dataflow trace");
-  app.add_option("--cost-model", model_name, "default | seed");
+  CLI::App app{"engine-cost: the static cost of a model's compute graph (header-only GGUF files work)"};
+  app.add_option("model", path, "GGUF file");
+  app.add_option("--preset", preset, "a public architecture instead of a file (--preset list shows them)");
+  app.add_option("--type", type, "with --preset: the matrices' dtype (default: the published one)");
+  app.add_option("--tokens", opt.n_tokens, "new tokens in the step");
+  app.add_option("--past", opt.n_past, "cached tokens before the step");
+  app.add_option("--ctx", opt.n_ctx, "context (KV cache) size; 0: as engine-run (training context, at most 4096)");
+  app.add_option("--ubatch", opt.n_ubatch, "prompt tokens per step, as engine-run -b (sizes the compute buffer)");
+  app.add_option("--kv-type", kv_type, "KV cache type")->check(CLI::IsMember({"f16", "f32"}));
+  app.add_flag("--trace", trace, "print the ASCII dataflow trace instead of the summary");
+  app.add_option("--format", format, "text | json | csv")->check(CLI::IsMember({"text", "json", "csv"}));
+  app.add_option("--cost-model", model_name, "default | seed")->check(CLI::IsMember({"default", "seed"}));
+  app.add_option("--hw", hw, "hardware profile for speed prediction (--hw list shows them)");
+  app.add_option("-t,--threads", opt.threads, "threads for the cpu-local probe")->check(CLI::Range(1, 1024));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -27,11 +36,33 @@ int main(int argc, char** argv) {
     return 1;
   }
   try {
-    auto model = engine::Model::load(path, engine::GGUFLoad::kHeaderOnly);
-    engine::KVCache kv(model->hparams(), ctx > 0 ? ctx : past + tokens, engine::DType::F16, false);
-    engine::StepGraph step = engine::build_step_graph(*model, kv, engine::StepShape{tokens, past, 1});
-    const auto cost = cost::analyze(*step.graph, cost::cost_model_from_name(model_name));
-    if (trace) cost::write_trace(std::cout, *step.graph, cost);
+    if (hw == "list") {
+      cost::write_hardware_list(std::cout);
+      return 0;
+    }
+    if (preset == "list") {
+      for (const engine::Preset& p : engine::presets()) std::cout << p.name << "  " << p.description << "\n";
+      return 0;
+    }
+    if (path.empty() == preset.empty()) throw engine::Error("give a GGUF file or --preset NAME (not both)");
+    std::unique_ptr<engine::Model> model;
+    std::string source = path;
+    if (!preset.empty()) {
+      std::optional<engine::DType> dtype;
+      if (!type.empty() && !(dtype = engine::dtype_from_name(type))) throw engine::Error("unknown --type '" + type + "'");
+      model = engine::preset_model(engine::find_preset(preset), dtype);
+      source = "preset " + preset;
+    } else {
+      model = engine::Model::load(path, engine::GGUFLoad::kHeaderOnly);
+    }
+    opt.kv_type = *engine::dtype_from_name(kv_type);
+    opt.model = cost::cost_model_from_name(model_name);
+    opt.hardware = hw;
+    const cost::Analysis a = cost::analyze_model(*model, source, opt);
+    if (trace) cost::write_trace(std::cout, *a.step.graph, a.cost);
+    else if (format == "json") cost::write_json(std::cout, a);
+    else if (format == "csv") cost::write_csv(std::cout, a);
+    else cost::write_text(std::cout, a);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "engine-cost: error: %s\n", e.what());
     return 1;

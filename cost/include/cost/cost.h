@@ -21,6 +21,8 @@ class Counts {
  public:
   void add(Metric m, double v);  // adds to an existing entry, else appends (zero is ignored)
   double get(Metric m) const;
+  double arithmetic() const;  // every metric but read and write, summed
+  double bytes() const;       // read + write
   const std::vector<std::pair<Metric, double>>& items() const { return items_; }
   Counts& operator+=(const Counts& other);
 
