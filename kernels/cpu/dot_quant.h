@@ -8,11 +8,16 @@
 
 namespace engine::cpu {
 
-// Weights repacked to 8-row interleaved blocks (Q4_0, Q4_K, Q2_K): one float accumulator per
-// output, one FMA per block of its exact integer dot (K-quants: a second one for the mins).
+// Weights repacked to 8-row interleaved blocks (Q4_0, Q4_K, Q2_K), single-column GEMV: one
+// float accumulator per output, one FMA per block of its exact integer dot (K-quants: a second
+// one for the mins).
 float dot_q4_0_repacked(int64_t n, const void* w_row, const void* act_row);
 float dot_q4_K_repacked(int64_t n, const void* w_row, const void* act_row);
 float dot_q2_K_repacked(int64_t n, const void* w_row, const void* act_row);
+// The repacked K-quant GEMM (columns in groups of four): as the GEMV, but one FMA per 64
+// elements of a super-block (Q4_K) or per 128 (Q2_K), for the scaled sums and the mins alike.
+float dot_q4_K_repacked_gemm(int64_t n, const void* w_row, const void* act_row);
+float dot_q2_K_repacked_gemm(int64_t n, const void* w_row, const void* act_row);
 
 // Per-row AVX2 vec_dot (and the tiled GEMM, same order for these): eight float lanes, each the
 // FMA-accumulated integer sum of its four-element slices, then the 8-lane horizontal sum.

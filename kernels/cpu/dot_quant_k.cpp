@@ -26,9 +26,10 @@ int32_t min_sum(const KBlockInts& b, const BlockQ8_K& a) {
   return s;
 }
 
-// Repacked K-quants: per super-block one FMA of the exact scaled sum with dw*da and one of the
-// exact min sum with dmin_w*da into a second accumulator; the result is their difference.
-float k_repacked(DType type, int64_t n, const void* w_row, const void* act_row) {
+// Repacked K-quants: per run of `groups` 16-element groups (a whole super-block in the GEMV, a
+// part of it in the GEMM) one FMA of the run's exact scaled sum with dw*da and one of its exact
+// min sum with dmin_w*da into a second accumulator; the result is their difference.
+float k_repacked(DType type, int64_t n, const void* w_row, const void* act_row, int groups) {
   const auto* w = static_cast<const uint8_t*>(w_row);
   const auto* a = static_cast<const BlockQ8_K*>(act_row);
   const size_t block_bytes = dtype_info(type).block_bytes;
@@ -36,10 +37,15 @@ float k_repacked(DType type, int64_t n, const void* w_row, const void* act_row) 
   float acc = 0, acc_min = 0;
   for (int64_t i = 0; i < n / kQK_K; ++i) {
     unpack_k_block(type, w + i * block_bytes, b);
-    int32_t sum = 0;
-    for (int e = 0; e < kQK_K; ++e) sum += b.scale[e / 16] * b.q[e] * a[i].qs[e];
-    acc = std::fma(static_cast<float>(sum), b.d * a[i].d, acc);
-    acc_min = std::fma(static_cast<float>(min_sum(b, a[i])), b.dmin * a[i].d, acc_min);
+    for (int g0 = 0; g0 < 16; g0 += groups) {
+      int32_t sum = 0, mins = 0;
+      for (int g = g0; g < g0 + groups; ++g) {
+        for (int e = 16 * g; e < 16 * g + 16; ++e) sum += b.scale[g] * b.q[e] * a[i].qs[e];
+        mins += b.min[g] * a[i].bsums[g];
+      }
+      acc = std::fma(static_cast<float>(sum), b.d * a[i].d, acc);
+      acc_min = std::fma(static_cast<float>(mins), b.dmin * a[i].d, acc_min);
+    }
   }
   return acc - acc_min;
 }
@@ -47,11 +53,19 @@ float k_repacked(DType type, int64_t n, const void* w_row, const void* act_row) 
 }  // namespace
 
 float dot_q4_K_repacked(int64_t n, const void* w_row, const void* act_row) {
-  return k_repacked(DType::Q4_K, n, w_row, act_row);
+  return k_repacked(DType::Q4_K, n, w_row, act_row, 16);
+}
+
+float dot_q4_K_repacked_gemm(int64_t n, const void* w_row, const void* act_row) {
+  return k_repacked(DType::Q4_K, n, w_row, act_row, 4);
 }
 
 float dot_q2_K_repacked(int64_t n, const void* w_row, const void* act_row) {
-  return k_repacked(DType::Q2_K, n, w_row, act_row);
+  return k_repacked(DType::Q2_K, n, w_row, act_row, 16);
+}
+
+float dot_q2_K_repacked_gemm(int64_t n, const void* w_row, const void* act_row) {
+  return k_repacked(DType::Q2_K, n, w_row, act_row, 8);
 }
 
 float dot_q3_K_lanes(int64_t n, const void* w_row, const void* act_row) {

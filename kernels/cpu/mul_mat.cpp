@@ -96,7 +96,8 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
       for (int64_t i01 = chunk * kRowChunk; i01 < row_end; ++i01) {
         const char* w = w_batch + i01 * a->nb[1];
         for (int64_t i11 = c0; i11 < c1; ++i11) {
-          const float v = dot(a->type, K, w, act_batch + i11 * static_cast<int64_t>(act_row), order);
+          const float v = dot(a->type, K, w, act_batch + i11 * static_cast<int64_t>(act_row),
+                              column_order(a->type, order, i11, ne11));
           std::memcpy(dst_batch + i01 * dst->nb[0] + i11 * dst->nb[1], &v, sizeof v);
         }
       }

@@ -103,10 +103,17 @@ DotOrder dot_order(DType weight, int64_t k, int64_t rows, int64_t cols, bool kv_
   return DotOrder::kBatch;
 }
 
+DotOrder column_order(DType weight, DotOrder order, int64_t col, int64_t cols) {
+  const bool repacked = weight == DType::Q4_0 || weight == DType::Q4_K || weight == DType::Q2_K;
+  if (order != DotOrder::kBatch || !repacked) return order;
+  return col < cols - cols % 4 ? DotOrder::kBatch : DotOrder::kRow;
+}
+
 float dot(DType weight, int64_t n, const void* w, const void* a, DotOrder order) {
   const bool simd = simd_active();
   const bool tiled = order == DotOrder::kBatch && n % std::max<int64_t>(1, tiled_float_step(weight)) == 0;
   const bool padded = order == DotOrder::kRowPadded;
+  const bool batch = order == DotOrder::kBatch;
   switch (weight) {
     case DType::F32: {
       const auto* x = static_cast<const float*>(w);
@@ -130,9 +137,9 @@ float dot(DType weight, int64_t n, const void* w, const void* a, DotOrder order)
     case DType::Q5_0: return dot_q5_0_lanes(n, w, a);
     case DType::Q4_1: return dot_q4_1_lanes(n, w, a);
     case DType::Q5_1: return dot_q5_1_lanes(n, w, a);
-    case DType::Q2_K: return dot_q2_K_repacked(n, w, a);
+    case DType::Q2_K: return batch ? dot_q2_K_repacked_gemm(n, w, a) : dot_q2_K_repacked(n, w, a);
     case DType::Q3_K: return dot_q3_K_lanes(n, w, a);
-    case DType::Q4_K: return dot_q4_K_repacked(n, w, a);
+    case DType::Q4_K: return batch ? dot_q4_K_repacked_gemm(n, w, a) : dot_q4_K_repacked(n, w, a);
     case DType::Q5_K: return dot_q5_K_lanes(n, w, a);
     case DType::Q6_K: return dot_q6_K_lanes(n, w, a);
     default: throw Error("no CPU dot product for weight dtype " + std::string(dtype_name(weight)));

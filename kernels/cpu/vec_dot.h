@@ -28,6 +28,11 @@ enum class DotOrder {
 // (kRowPadded when k is a KV span, see kMulMatKvSpan).
 DotOrder dot_order(DType weight, int64_t k, int64_t rows, int64_t cols, bool kv_span = false);
 
+// The order of activation column `col` of `cols` in a multiply of order `order`: llama.cpp's
+// repacked multiply (Q4_0, Q4_K, Q2_K) gives whole groups of four columns of each batch to its
+// GEMM and the leftover columns, one at a time, to its GEMV (the single-column order).
+DotOrder column_order(DType weight, DotOrder order, int64_t col, int64_t cols);
+
 // Dot of n elements: w_row in `weight`, act_row in vec_dot_type(weight).
 float dot(DType weight, int64_t n, const void* w_row, const void* act_row, DotOrder order = DotOrder::kRow);
 

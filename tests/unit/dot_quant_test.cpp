@@ -177,32 +177,65 @@ TEST(DotQuantOrder, Q6_KLanesTakeTheOffsetBackPerGroupPair) {
   });
 }
 
-TEST(DotQuantOrder, Q4_KRepackedKeepsMinsInASecondAccumulator) {
-  over_rows(DType::Q4_K, [](const Case& c) {
-    const auto* a = reinterpret_cast<const BlockQ8_K*>(c.a.data());
-    std::vector<std::vector<int32_t>> s;
-    std::vector<float> scale;
-    float acc_min = 0;
-    KBlockInts k;
-    for (int64_t b = 0; b < kN / kQK_K; ++b) {
-      unpack_k_block(DType::Q4_K, c.w.data() + b * sizeof(BlockQ4_K), k);
-      std::vector<int32_t> lanes(8, 0);
-      for (int e = 0; e < kQK_K; ++e) lanes[(e % 32) / 4] += k.scale[e / 16] * k.q[e] * a[b].qs[e];
-      int32_t mins = 0;
-      for (int g = 0; g < 16; ++g) mins += k.min[g] * a[b].bsums[g];
-      acc_min = std::fma(static_cast<float>(mins), k.dmin * a[b].d, acc_min);
-      s.push_back(lanes);
-      scale.push_back(k.d * a[b].d);
+namespace {
+
+// Repacked K-quant row from the blocks' integers: per run of `run` elements one FMA of the run's
+// scaled sum with d*da, one of its min sum with dmin*da into a second accumulator.
+float k_repacked_reference(DType t, const Case& c, int run) {
+  const auto* a = reinterpret_cast<const BlockQ8_K*>(c.a.data());
+  const size_t block_bytes = dtype_info(t).block_bytes;
+  float acc = 0, acc_min = 0;
+  KBlockInts k;
+  for (int64_t b = 0; b < kN / kQK_K; ++b) {
+    unpack_k_block(t, c.w.data() + b * block_bytes, k);
+    std::vector<int32_t> sums(kQK_K / run, 0), mins(kQK_K / run, 0);
+    for (int e = 0; e < kQK_K; ++e) sums[e / run] += k.scale[e / 16] * k.q[e] * a[b].qs[e];
+    for (int g = 0; g < 16; ++g) mins[16 * g / run] += k.min[g] * a[b].bsums[g];
+    for (size_t r = 0; r < sums.size(); ++r) {
+      acc = std::fma(static_cast<float>(sums[r]), k.d * a[b].d, acc);
+      acc_min = std::fma(static_cast<float>(mins[r]), k.dmin * a[b].d, acc_min);
     }
-    const Orders o = both_orders(s, scale);
-    EXPECT_EQ(cpu::dot(DType::Q4_K, kN, c.w.data(), c.a.data()), o.serial - acc_min);
-    return o;
-  });
+  }
+  return acc - acc_min;
 }
 
-TEST(DotQuantOrder, OrderDoesNotDependOnRowOrBatch) {
-  for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
-                  DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+// The single-column GEMV takes a whole super-block per FMA, the GEMM `gemm_run` elements; the
+// rows must tell the two apart.
+void expect_repacked_orders(DType t, int gemm_run) {
+  int differing = 0;
+  for (int r = 0; r < kRows; ++r) {
+    const Case c = make_case(t, 2000 + r);
+    const float gemv = k_repacked_reference(t, c, kQK_K);
+    const float gemm = k_repacked_reference(t, c, gemm_run);
+    EXPECT_EQ(cpu::dot(t, kN, c.w.data(), c.a.data(), cpu::DotOrder::kRow), gemv) << dtype_name(t);
+    EXPECT_EQ(cpu::dot(t, kN, c.w.data(), c.a.data(), cpu::DotOrder::kBatch), gemm) << dtype_name(t);
+    if (gemv != gemm) ++differing;
+  }
+  EXPECT_GT(differing, 0) << dtype_name(t) << ": the rows do not tell GEMV and GEMM apart";
+}
+
+}  // namespace
+
+TEST(DotQuantOrder, Q4_KRepackedFmaPerSuperBlockInGemvPer64InGemm) { expect_repacked_orders(DType::Q4_K, 64); }
+
+TEST(DotQuantOrder, Q2_KRepackedFmaPerSuperBlockInGemvPer128InGemm) { expect_repacked_orders(DType::Q2_K, 128); }
+
+TEST(DotQuantOrder, RepackedGemmTakesWholeGroupsOfFourColumns) {
+  using cpu::DotOrder;
+  for (DType t : {DType::Q4_0, DType::Q4_K, DType::Q2_K}) {
+    EXPECT_EQ(cpu::column_order(t, DotOrder::kBatch, 3, 5), DotOrder::kBatch);
+    EXPECT_EQ(cpu::column_order(t, DotOrder::kBatch, 4, 5), DotOrder::kRow);  // leftover column: GEMV
+    EXPECT_EQ(cpu::column_order(t, DotOrder::kBatch, 7, 8), DotOrder::kBatch);
+    EXPECT_EQ(cpu::column_order(t, DotOrder::kBatch, 2, 3), DotOrder::kRow);
+    EXPECT_EQ(cpu::column_order(t, DotOrder::kRow, 0, 1), DotOrder::kRow);
+  }
+  EXPECT_EQ(cpu::column_order(DType::Q6_K, DotOrder::kBatch, 4, 5), DotOrder::kBatch);
+  EXPECT_EQ(cpu::column_order(DType::F16, DotOrder::kBatch, 2, 3), DotOrder::kBatch);
+}
+
+TEST(DotQuantOrder, OrderDoesNotDependOnRowOrBatchExceptRepackedKQuants) {
+  for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q3_K, DType::Q5_K,
+                  DType::Q6_K}) {
     const Case c = make_case(t, 7);
     EXPECT_EQ(cpu::dot(t, kN, c.w.data(), c.a.data(), cpu::DotOrder::kRow),
               cpu::dot(t, kN, c.w.data(), c.a.data(), cpu::DotOrder::kBatch))

@@ -212,6 +212,34 @@ TEST(MulMat, ThreadSplitCoversEveryOutput) {
   expect_mul_mat_correct(y);
 }
 
+TEST(MulMat, RepackedKQuantsUseGemmForGroupsOfFourColumnsAndGemvForTheRest) {
+  for (DType t : {DType::Q4_K, DType::Q2_K}) {
+    Graph g;
+    Storage s;
+    Tensor* w = g.new_tensor_2d(t, 512, 24, "w");
+    Tensor* x = g.new_tensor_2d(DType::F32, 512, 6, "x");
+    Tensor* y = g.mul_mat(w, x);
+    s.bind(w), s.bind(x), s.bind(y);
+    fill_random(w, 21);
+    fill_random(x, 22);
+    run_mul_mat(y);
+    std::vector<uint8_t> act(row_bytes(cpu::vec_dot_type(t), 512));
+    int gemm_differs = 0;
+    for (int64_t i11 = 0; i11 < 6; ++i11) {
+      cpu::quantize_activation(t, reinterpret_cast<const float*>(static_cast<char*>(x->data) + i11 * x->nb[1]),
+                               act.data(), 512);
+      for (int64_t i01 = 0; i01 < 24; ++i01) {
+        const void* wr = static_cast<char*>(w->data) + i01 * w->nb[1];
+        const float gemm = cpu::dot(t, 512, wr, act.data(), cpu::DotOrder::kBatch);
+        const float gemv = cpu::dot(t, 512, wr, act.data(), cpu::DotOrder::kRow);
+        EXPECT_EQ(f32_at(y, i01, i11), i11 < 4 ? gemm : gemv) << dtype_name(t) << " at " << i01 << "," << i11;
+        gemm_differs += gemm != gemv;
+      }
+    }
+    EXPECT_GT(gemm_differs, 0) << dtype_name(t) << ": the outputs do not tell GEMM and GEMV apart";
+  }
+}
+
 TEST(MulMat, RejectsTooSmallScratch) {
   Graph g;
   Storage s;
