@@ -26,6 +26,22 @@ void read_operands_write_result(const Tensor& node, Counts& c) {
   c.add(Metric::kWrite, dense_bytes(node));
 }
 
+// LayerNorm: sum (mean), centre, square and sum (variance), one 1/sqrt per row, scale.
+void add_norm_arithmetic(const Tensor& node, Counts& c) {
+  c.add(Metric::kFmul, 2 * elements(node));
+  c.add(Metric::kFadd, 3 * elements(node));
+  c.add(Metric::kFdiv, rows(node));
+  c.add(Metric::kSqrt, rows(node));
+}
+
+// GELU, tanh approximation, tanh from one exponential and one division.
+void add_gelu_arithmetic(const Tensor& node, Counts& c) {
+  c.add(Metric::kFmul, 6 * elements(node));
+  c.add(Metric::kFadd, 2 * elements(node));
+  c.add(Metric::kFdiv, elements(node));
+  c.add(Metric::kFexp, elements(node));
+}
+
 double matmul_macs(const Tensor& node) {
   return static_cast<double>(node.src[0]->ne[0]) * elements(node);  // K per output element
 }
@@ -45,12 +61,7 @@ Counts seed_cost(const Tensor& node, std::unordered_set<const Tensor*>& already_
       c.add(Metric::kFdiv, rows(node));
       c.add(Metric::kSqrt, rows(node));
       break;
-    case Op::NORM:
-      c.add(Metric::kFmul, 2 * n);
-      c.add(Metric::kFadd, 3 * n);
-      c.add(Metric::kFdiv, rows(node));
-      c.add(Metric::kSqrt, rows(node));
-      break;
+    case Op::NORM: add_norm_arithmetic(node, c); break;
     case Op::MUL_MAT: c.add(Metric::kFmul, matmul_macs(node)); break;
     case Op::ROPE:
       c.add(Metric::kFmul, 3 * n);
@@ -67,12 +78,7 @@ Counts seed_cost(const Tensor& node, std::unordered_set<const Tensor*>& already_
       c.add(Metric::kFdiv, n);
       c.add(Metric::kFexp, n);
       break;
-    case Op::GELU:
-      c.add(Metric::kFmul, 6 * n);
-      c.add(Metric::kFadd, 2 * n);
-      c.add(Metric::kFdiv, n);
-      c.add(Metric::kFexp, n);
-      break;
+    case Op::GELU: add_gelu_arithmetic(node, c); break;
     case Op::CPY:
       c.add(Metric::kWrite, 8 * dense_bytes(node));  // the seed analyzer counts stores in bits
       return c;
@@ -108,12 +114,7 @@ Counts default_cost(const Tensor& node) {
       c.add(Metric::kFdiv, rows(node));
       c.add(Metric::kSqrt, rows(node));
       break;
-    case Op::NORM:
-      c.add(Metric::kFmul, 2 * n);  // square of the centred value, then scale
-      c.add(Metric::kFadd, 3 * n);  // sum, centring, sum of squares
-      c.add(Metric::kFdiv, rows(node));
-      c.add(Metric::kSqrt, rows(node));
-      break;
+    case Op::NORM: add_norm_arithmetic(node, c); break;
     case Op::MUL_MAT:
       c.add(Metric::kFmul, matmul_macs(node));
       c.add(Metric::kFadd, matmul_macs(node));
@@ -140,12 +141,7 @@ Counts default_cost(const Tensor& node) {
       c.add(Metric::kFdiv, n);
       c.add(Metric::kFexp, n);
       break;
-    case Op::GELU:
-      c.add(Metric::kFmul, 6 * n);
-      c.add(Metric::kFadd, 2 * n);
-      c.add(Metric::kFdiv, n);
-      c.add(Metric::kFexp, n);
-      break;
+    case Op::GELU: add_gelu_arithmetic(node, c); break;
     case Op::CPY:
     case Op::CONT:
       c.add(Metric::kRead, dense_bytes(*node.src[0]));
