@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "bpe_pre_tokenizer.h"
@@ -403,4 +404,21 @@ TEST(TokenizerBpe, Gpt2VocabSpecialTokens) {
   EXPECT_EQ(tok->decode_token(50256), "");
   EXPECT_EQ(tok->encode("Hello<|endoftext|>", false, true), (Ids{15496, 50256}));
   expect_error_mentions([&] { tok->decode_token(50257); }, "50257");
+}
+
+TEST(TokenizerBpe, Gpt2ModelMatchesReference) {
+  const std::string model = std::string(ENGINE_SHARED_DIR) + "/models/synth-gpt2-f32.gguf";
+  const std::string reference = std::string(ENGINE_SHARED_DIR) + "/reference/synth-gpt2-f32.jsonl";
+  if (!std::filesystem::exists(model) || !std::filesystem::exists(reference)) {
+    GTEST_SKIP() << "synth-gpt2-f32 model or reference not found";
+  }
+  auto tok = load_tokenizer(model);
+  std::ifstream in(reference);
+  int lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) {
+    const std::string prompt = reference_text(line, "prompt");
+    EXPECT_EQ(tok->encode(prompt, tok->add_bos_default()), reference_ids(line, "prompt_tokens")) << prompt;
+    EXPECT_EQ(tok->decode(reference_ids(line, "generated")), reference_text(line, "text")) << prompt;
+  }
+  EXPECT_GE(lines, 1);
 }

@@ -47,6 +47,33 @@ inline std::vector<std::vector<int32_t>> read_vocab_outputs(const std::string& p
   return out;
 }
 
+// Field `key` of a llama.cpp reference line (tests/../shared/reference/*.jsonl): an integer
+// list. Empty when the key is absent.
+inline std::vector<int32_t> reference_ids(const std::string& line, const std::string& key) {
+  const std::string opening = "\"" + key + "\": [";
+  const size_t begin = line.find(opening);
+  if (begin == std::string::npos) return {};
+  const size_t end = line.find(']', begin);
+  std::string list = line.substr(begin + opening.size(), end - begin - opening.size());
+  for (char& c : list) c = c == ',' ? ' ' : c;
+  std::vector<int32_t> ids;
+  std::istringstream in(list);
+  for (int32_t id; in >> id;) ids.push_back(id);
+  return ids;
+}
+
+// Field `key` of a reference line: a string, which must hold no escapes (the test's
+// prompts don't). Empty when the key is absent.
+inline std::string reference_text(const std::string& line, const std::string& key) {
+  const std::string opening = "\"" + key + "\": \"";
+  const size_t begin = line.find(opening);
+  if (begin == std::string::npos) return {};
+  const size_t end = line.find('"', begin + opening.size());
+  std::string text = line.substr(begin + opening.size(), end - begin - opening.size());
+  EXPECT_EQ(text.find('\\'), std::string::npos) << key << " holds an escape";
+  return text;
+}
+
 inline std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
   return Tokenizer::from_gguf(*GGUFFile::open(path, GGUFLoad::kHeaderOnly));
 }

@@ -46,7 +46,7 @@ class Tokenizer {
 
   // The text of a sequence: its tokens' pieces concatenated, without the space that encode
   // prefixes: decode(encode(x, b)) == x, except that SPM reads a literal U+2581 in x as a
-  // space.
+  // space (with parse_special, control tokens in x decode to "").
   std::string decode(const std::vector<int32_t>& ids) const;
 
   int32_t bos() const;  // -1 when the vocab has none
