@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# engine-bench on a small synthesized model: the structure of each output format, and
+# bad input refused with one error line and exit status 1. No timing assertions.
+set -uo pipefail
+bench=$1 gguf=$2 dir=$3
+rm -rf "$dir" && mkdir -p "$dir"
+"$gguf" synth --out "$dir/m.gguf" --type q8_0 --layers 2 --embd 64 --ff 128 --heads 4 --kv-heads 2 >/dev/null || exit 1
+failures=0
+fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
+args=(-m "$dir/m.gguf" -p 16 -n 8 -r 2 -t 2)
+
+md=$(timeout 120 "$bench" "${args[@]}" -o md) || fail "md run exited $?"
+header='^\| model +\| +size \| +params \| backend +\| threads \| +test \| +t/s \| roofline \|$'
+grep -Eq "$header" <<<"$md" || fail "md header: $md"
+grep -Eq '^\| llama [0-9]+K Q8_0 +\| +[0-9.]+ MiB \| +[0-9.]+ K \| CPU +\| +2 \| +pp16 \| +[0-9.]+ ± [0-9.]+ \| +\|$' \
+  <<<"$md" || fail "md pp16 row: $md"
+grep -Eq '^\| llama .*\| +tg8 \| +[0-9.]+ ± [0-9.]+ \| +[0-9.]+ % \|$' <<<"$md" || fail "md tg8 row: $md"
+grep -Eq '^dtype mix of llama .*q8_0 [0-9.]+ %' <<<"$md" || fail "md dtype mix footer: $md"
+grep -Eq '^memory bandwidth .*: [0-9.]+ GB/s' <<<"$md" || fail "md bandwidth footer: $md"
+
+timeout 120 "$bench" "${args[@]}" --depth 0,4 -o json > "$dir/out.json" || fail "json run exited $?"
+python3 - "$dir/out.json" <<'PY' || fail "json structure"
+import json, sys
+records = json.load(open(sys.argv[1]))
+assert [r["test"] for r in records] == ["pp16", "tg8", "tg8 @ d4"], records
+for r in records:
+    for key in ("model_path", "model_desc", "model_size", "model_params", "dtype_mix", "backend", "threads",
+                "kv_type", "n_prompt", "n_gen", "n_depth", "avg_ts", "stddev_ts", "samples_ts", "bandwidth_gbs"):
+        assert key in r, (key, r)
+    assert len(r["samples_ts"]) == 2 and all(v > 0 for v in r["samples_ts"]), r
+    assert abs(sum(d["share"] for d in r["dtype_mix"]) - 1) < 1e-9, r["dtype_mix"]
+    assert r["dtype_mix"][0]["type"] == "q8_0", r["dtype_mix"]
+gen = [r for r in records if r["n_gen"]]
+assert all(r["decode_step_bytes"] > 0 and r["roofline_fraction"] > 0 for r in gen), gen
+assert gen[1]["decode_step_bytes"] >= gen[0]["decode_step_bytes"], gen
+assert records[0]["roofline_fraction"] is None and records[0]["n_prompt"] == 16
+print("json ok:", [(r["test"], round(r["avg_ts"], 1)) for r in records])
+PY
+
+timeout 120 "$bench" "${args[@]}" -o csv > "$dir/out.csv" || fail "csv run exited $?"
+python3 - "$dir/out.csv" <<'PY' || fail "csv structure"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [r["test"] for r in rows] == ["pp16", "tg8"], rows
+for r in rows:
+    assert len(r["samples_ts"].split(";")) == 2 and float(r["avg_ts"]) > 0, r
+assert rows[0]["roofline_fraction"] == "" and float(rows[1]["roofline_fraction"]) > 0, rows
+print("csv ok:", list(rows[0].keys()))
+PY
+
+expect_error() {  # WHAT PATTERN ARGS...
+  local what=$1 pattern=$2; shift 2
+  local err status
+  err=$(timeout 60 "$bench" "$@" 2>&1 >/dev/null); status=$?
+  if [[ $status -ne 1 || $(printf '%s\n' "$err" | wc -l) -ne 1 || ! $err =~ ^engine-bench:\ error:.*$pattern ]]; then
+    fail "$what (exit $status): $err"
+  else
+    printf 'ok   %-22s %s\n' "$what" "$err"
+  fi
+}
+expect_error "missing model" "No such file" -m "$dir/none.gguf"
+expect_error "prompt 0" "n-prompt: Value 0" -m "$dir/m.gguf" -p 0
+expect_error "reps 0" "repetitions: Value 0" -m "$dir/m.gguf" -r 0
+expect_error "unknown backend" "backend" -m "$dir/m.gguf" --backend tpu
+expect_error "depth beyond context" "tg8 @ d60 needs 68 context positions but the context holds 64" \
+  -m "$dir/m.gguf" -c 64 -p 16 -n 8 --depth 60
+echo "$failures failures"
+[[ $failures -eq 0 ]]

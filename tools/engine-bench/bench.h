@@ -1,0 +1,87 @@
+#pragma once
+// engine-bench: prompt-processing and generation throughput, in the manner of llama.cpp's
+// llama-bench, with each generation result set against the memory-bandwidth roofline.
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "engine/dtype.h"
+#include "engine/model.h"
+#include "engine/session.h"
+
+struct BenchOptions {
+  std::vector<std::string> models;
+  std::vector<int64_t> n_prompt{512};
+  std::vector<int64_t> n_gen{128};
+  std::vector<int64_t> depths{0};  // KV positions filled before a generation test is timed
+  int threads = 0;                 // resolved to the hardware threads when 0
+  int reps = 5;
+  std::string backend = "cpu";
+  engine::DType kv_type = engine::DType::F16;
+  int64_t n_ctx = 0;               // 0: the model's training context, at most 4096 (as engine-run)
+  int64_t n_ubatch = 512;
+};
+
+// One measurement: pp<N> (a prompt of N tokens) or tg<N> (N decode steps) at a depth.
+struct BenchTest {
+  enum class Kind { kPrompt, kGen };
+  Kind kind = Kind::kPrompt;
+  int64_t n_tokens = 0;
+  int64_t depth = 0;
+
+  std::string name() const;  // "pp512", "tg128", "tg128 @ d512" (llama-bench's names)
+  // KV positions the test fills: generation starts after a prompt of max(depth, 1) tokens.
+  int64_t positions() const;
+};
+
+// The tests of the options, in llama-bench's order: every pp, then every tg at every depth.
+std::vector<BenchTest> bench_tests(const BenchOptions& opt);
+
+struct DtypeShare {
+  engine::DType type;
+  double share;  // of all tensor bytes
+};
+
+struct ModelInfo {
+  std::string path;
+  std::string description;  // "llama 1B Q4_0": architecture, parameter class, dominant dtype
+  size_t size_bytes = 0;    // all tensor data
+  int64_t params = 0;       // elements of all tensors
+  std::vector<DtypeShare> dtype_mix;  // largest share first
+};
+
+ModelInfo describe_model(const engine::Model& model, const std::string& path);
+
+struct TestResult {
+  BenchTest test;
+  std::vector<double> samples_ts;  // tokens per second of each repetition
+  double mean_ts = 0;
+  double stddev_ts = 0;            // sample standard deviation; 0 for one repetition
+  double step_bytes = 0;           // tg: bytes one decode step reads and writes (cost model)
+  double roofline_fraction = 0;    // tg: step_bytes * mean_ts / measured bandwidth
+};
+
+// Runs `test` opt.reps times after one warm-up on a session of the model. Throws
+// engine::Error when the session's context cannot hold the test.
+TestResult run_test(engine::Session& session, const BenchTest& test, const BenchOptions& opt, double bandwidth_gbs);
+
+// What every report gets besides the rows.
+struct BenchContext {
+  std::string backend;  // the backend's own name ("CPU")
+  int threads = 0;
+  engine::DType kv_type = engine::DType::F16;
+  double bandwidth_gbs = 0;  // measured by cost::measure_local_cpu(threads)
+};
+
+// Receives results as they are measured; md and csv print each row at once, json at the end.
+class BenchReport {
+ public:
+  virtual ~BenchReport() = default;
+  virtual void add(const ModelInfo& model, const TestResult& result) = 0;
+  virtual void finish() = 0;
+};
+
+// format: "md" | "csv" | "json".
+std::unique_ptr<BenchReport> make_report(const std::string& format, std::ostream& out, const BenchContext& context);

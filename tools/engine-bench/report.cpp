@@ -1,0 +1,150 @@
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cctype>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "bench.h"
+#include "engine/error.h"
+
+namespace {
+
+bool is_gen(const TestResult& r) { return r.test.kind == BenchTest::Kind::kGen; }
+
+// llama-bench's units: MiB below one GiB, parameters in K, M or B.
+std::string size_text(size_t bytes) {
+  const double b = static_cast<double>(bytes);
+  return b >= 1024.0 * 1024 * 1024 ? fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024))
+                                   : fmt::format("{:.2f} MiB", b / (1024.0 * 1024));
+}
+
+std::string params_text(int64_t params) {
+  const double p = static_cast<double>(params);
+  if (p >= 1e9) return fmt::format("{:.2f} B", p / 1e9);
+  if (p >= 1e6) return fmt::format("{:.2f} M", p / 1e6);
+  return fmt::format("{:.2f} K", p / 1e3);
+}
+
+// "q4_0 79.4 %, f32 0.6 %" for people, "q4_0:0.7940;f32:0.0060" for CSV.
+std::string dtype_mix_text(const ModelInfo& m, bool for_people) {
+  std::vector<std::string> parts;
+  for (const DtypeShare& d : m.dtype_mix)
+    parts.push_back(for_people ? fmt::format("{} {:.1f} %", engine::dtype_name(d.type), 100 * d.share)
+                               : fmt::format("{}:{:.4f}", engine::dtype_name(d.type), d.share));
+  return fmt::format("{}", fmt::join(parts, for_people ? ", " : ";"));
+}
+
+class MarkdownReport : public BenchReport {
+ public:
+  MarkdownReport(std::ostream& out, const BenchContext& c) : out_(out), c_(c) {
+    backend_ = c.backend;
+    for (char& ch : backend_) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    out_ << fmt::format("| {:<30} | {:>10} | {:>10} | {:<10} | {:>7} | {:>13} | {:>20} | {:>8} |\n", "model", "size",
+                        "params", "backend", "threads", "test", "t/s", "roofline");
+    out_ << fmt::format("| {:-<30} | {:->9}: | {:->9}: | {:-<10} | {:->6}: | {:->12}: | {:->19}: | {:->7}: |\n", "", "",
+                        "", "", "", "", "", "");
+    out_.flush();
+  }
+  void add(const ModelInfo& m, const TestResult& r) override {
+    if (seen_.insert(m.path).second) models_.push_back(m);
+    const std::string roofline = is_gen(r) ? fmt::format("{:.1f} %", 100 * r.roofline_fraction) : "";
+    out_ << fmt::format("| {:<30} | {:>10} | {:>10} | {:<10} | {:>7} | {:>13} | {:>20} | {:>8} |\n", m.description,
+                        size_text(m.size_bytes), params_text(m.params), backend_, c_.threads, r.test.name(),
+                        fmt::format("{:.2f} ± {:.2f}", r.mean_ts, r.stddev_ts), roofline);
+    out_.flush();  // a row as soon as it is measured, as llama-bench does
+  }
+  void finish() override {
+    out_ << "\n";
+    for (const ModelInfo& m : models_)
+      out_ << fmt::format("dtype mix of {} ({}): {}\n", m.description, m.path, dtype_mix_text(m, true));
+    out_ << fmt::format(
+        "memory bandwidth measured on the spot (cpu-local, {} threads): {:.1f} GB/s; roofline = bytes a decode step "
+        "reads and writes (cost model, weights + KV cache at that depth) x t/s / bandwidth\n",
+        c_.threads, c_.bandwidth_gbs);
+  }
+
+ private:
+  std::ostream& out_;
+  BenchContext c_;
+  std::string backend_;
+  std::set<std::string> seen_;
+  std::vector<ModelInfo> models_;
+};
+
+// A CSV field, quoted when it holds a separator or a quote.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return q + "\"";
+}
+
+class CsvReport : public BenchReport {
+ public:
+  CsvReport(std::ostream& out, const BenchContext& c) : out_(out), c_(c) {
+    out_ << "model_path,model_desc,model_size,model_params,dtype_mix,backend,threads,kv_type,n_prompt,n_gen,n_depth,"
+            "test,reps,avg_ts,stddev_ts,samples_ts,decode_step_bytes,bandwidth_gbs,roofline_fraction\n";
+  }
+  void add(const ModelInfo& m, const TestResult& r) override {
+    const bool gen = is_gen(r);
+    out_ << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(m.path),
+                        csv_field(m.description), m.size_bytes, m.params, dtype_mix_text(m, false),
+                        c_.backend, c_.threads, engine::dtype_name(c_.kv_type), gen ? 0 : r.test.n_tokens,
+                        gen ? r.test.n_tokens : 0, r.test.depth, r.test.name(), r.samples_ts.size(), r.mean_ts,
+                        r.stddev_ts, fmt::join(r.samples_ts, ";"), gen ? fmt::format("{}", r.step_bytes) : "",
+                        c_.bandwidth_gbs, gen ? fmt::format("{}", r.roofline_fraction) : "");
+    out_.flush();
+  }
+  void finish() override {}
+
+ private:
+  std::ostream& out_;
+  BenchContext c_;
+};
+
+class JsonReport : public BenchReport {
+ public:
+  JsonReport(std::ostream& out, const BenchContext& c) : out_(out), c_(c) {}
+  void add(const ModelInfo& m, const TestResult& r) override {
+    const bool gen = is_gen(r);
+    nlohmann::json mix = nlohmann::json::array();
+    for (const DtypeShare& d : m.dtype_mix) mix.push_back({{"type", engine::dtype_name(d.type)}, {"share", d.share}});
+    records_.push_back({
+        {"model_path", m.path},
+        {"model_desc", m.description},
+        {"model_size", m.size_bytes},
+        {"model_params", m.params},
+        {"dtype_mix", mix},
+        {"backend", c_.backend},
+        {"threads", c_.threads},
+        {"kv_type", engine::dtype_name(c_.kv_type)},
+        {"n_prompt", gen ? 0 : r.test.n_tokens},
+        {"n_gen", gen ? r.test.n_tokens : 0},
+        {"n_depth", r.test.depth},
+        {"test", r.test.name()},
+        {"reps", r.samples_ts.size()},
+        {"avg_ts", r.mean_ts},
+        {"stddev_ts", r.stddev_ts},
+        {"samples_ts", r.samples_ts},
+        {"decode_step_bytes", gen ? nlohmann::json(r.step_bytes) : nlohmann::json()},
+        {"bandwidth_gbs", c_.bandwidth_gbs},
+        {"roofline_fraction", gen ? nlohmann::json(r.roofline_fraction) : nlohmann::json()},
+    });
+  }
+  void finish() override { out_ << records_.dump(2) << "\n"; }
+
+ private:
+  std::ostream& out_;
+  BenchContext c_;
+  nlohmann::json records_ = nlohmann::json::array();
+};
+
+}  // namespace
+
+std::unique_ptr<BenchReport> make_report(const std::string& format, std::ostream& out, const BenchContext& context) {
+  if (format == "md") return std::make_unique<MarkdownReport>(out, context);
+  if (format == "csv") return std::make_unique<CsvReport>(out, context);
+  if (format == "json") return std::make_unique<JsonReport>(out, context);
+  throw engine::Error("unknown output format '" + format + "' (md, csv, json)");
+}
