@@ -8,7 +8,7 @@
 namespace engine {
 namespace {
 
-// A run of the input: either a user-defined token (token >= 0) or plain text.
+// A run of the input: either a special token (token >= 0) or plain text.
 struct Fragment {
   int32_t token = -1;
   size_t begin = 0;
@@ -42,21 +42,26 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const GGUFFile& file) {
   const std::string model = file.get_string("tokenizer.ggml.model", "");
   if (model.empty()) throw Error(file.path() + ": tokenizer.ggml.model is missing");
   if (model == "llama") return make_spm_tokenizer(file);
-  throw Error(file.path() + ": tokenizer.ggml.model '" + model + "' is not supported (supported: llama)");
+  if (model == "gpt2") return make_bpe_tokenizer(file);
+  throw Error(file.path() + ": tokenizer.ggml.model '" + model + "' is not supported (supported: llama, gpt2)");
 }
 
 Tokenizer::Tokenizer(std::unique_ptr<const Vocab> vocab) : vocab_(std::move(vocab)) {}
 
 Tokenizer::~Tokenizer() = default;
 
-std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_bos) const {
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
   std::vector<int32_t> out;
   if (add_bos && vocab_->bos >= 0) out.push_back(vocab_->bos);
 
   std::vector<Fragment> fragments;
   if (!text.empty()) fragments.push_back({-1, 0, text.size()});
-  // Longest user-defined tokens first, so a token is never split by a shorter one inside it.
-  for (int32_t id : vocab_->user_defined) fragments = split_at_token(text, fragments, id, vocab_->tokens[id]);
+  // Longest tokens first, so a token is never split by a shorter one inside it.
+  for (int32_t id : vocab_->specials) {
+    if (parse_special || vocab_->types[id] == TokenType::kUserDefined) {
+      fragments = split_at_token(text, fragments, id, vocab_->tokens[id]);
+    }
+  }
 
   bool starts_segment = true;
   for (const Fragment& f : fragments) {

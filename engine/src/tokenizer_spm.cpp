@@ -140,10 +140,7 @@ std::string SpmTokenizer::piece(int32_t id) const {
       return out;
     }
     case TokenType::kByte:
-      for (int b = 0; b < 256; ++b) {
-        if (v.byte_to_id[b] == id) return std::string(1, static_cast<char>(b));
-      }
-      return {};
+      return v.byte_piece(id);
     case TokenType::kUserDefined:
       return text;
     case TokenType::kUnknown:

@@ -19,4 +19,12 @@ size_t utf8_char_length(std::string_view s, size_t pos) {
   return len;
 }
 
+uint32_t utf8_code_point(std::string_view s, size_t pos, size_t length) {
+  const auto lead = static_cast<unsigned char>(s[pos]);
+  if (length == 1) return lead < 0x80 ? lead : 0xFFFD;
+  uint32_t cp = lead & (0x7F >> length);
+  for (size_t i = 1; i < length; ++i) cp = (cp << 6) | (static_cast<unsigned char>(s[pos + i]) & 0x3F);
+  return cp;
+}
+
 }  // namespace engine

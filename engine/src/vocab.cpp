@@ -87,6 +87,13 @@ int32_t Vocab::find_text(std::string_view text) const {
   return it == text_to_id.end() ? -1 : it->second;
 }
 
+std::string Vocab::byte_piece(int32_t id) const {
+  for (int b = 0; b < 256; ++b) {
+    if (byte_to_id[b] == id) return std::string(1, static_cast<char>(b));
+  }
+  return {};
+}
+
 Vocab read_vocab(const GGUFFile& file, const VocabDefaults& defaults) {
   const GGUFValue* tokens = find_array(file, kTokens, is_string_type, -1);
   if (tokens == nullptr) fail(file, kTokens, "is missing");
@@ -122,8 +129,11 @@ Vocab read_vocab(const GGUFFile& file, const VocabDefaults& defaults) {
         break;
       }
       case TokenType::kUserDefined:
-        if (!text.empty()) v.user_defined.push_back(i);
+        if (!text.empty()) v.specials.push_back(i);
         v.text_to_id[text] = i;
+        break;
+      case TokenType::kControl:
+        if (!text.empty()) v.specials.push_back(i);
         break;
       case TokenType::kNormal:
         v.text_to_id[text] = i;  // a later duplicate wins, as in llama.cpp
@@ -132,7 +142,7 @@ Vocab read_vocab(const GGUFFile& file, const VocabDefaults& defaults) {
         break;
     }
   }
-  std::stable_sort(v.user_defined.begin(), v.user_defined.end(),
+  std::stable_sort(v.specials.begin(), v.specials.end(),
                    [&](int32_t a, int32_t b) { return v.tokens[a].size() > v.tokens[b].size(); });
 
   v.bos = read_token_id(file, "tokenizer.ggml.bos_token_id", defaults.bos, n);

@@ -29,7 +29,7 @@ struct Vocab {
   std::vector<float> scores;
   std::vector<TokenType> types;
   std::array<int32_t, 256> byte_to_id{};  // id of byte token `<0xNN>`, -1 when absent
-  std::vector<int32_t> user_defined;      // user-defined token ids, longest text first
+  std::vector<int32_t> specials;          // user-defined and control token ids, longest text first
   int32_t bos = -1;
   int32_t eos = -1;
   int32_t eot = -1;
@@ -41,6 +41,8 @@ struct Vocab {
   // Id of the normal or user-defined token spelled `text` (the only kinds plain text may
   // become), or -1.
   int32_t find_text(std::string_view text) const;
+  // The one-byte text of byte token `id` (`<0xNN>`), or "" when `id` is no byte token.
+  std::string byte_piece(int32_t id) const;
 
   struct TextHash {
     using is_transparent = void;

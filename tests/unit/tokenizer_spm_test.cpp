@@ -9,48 +9,16 @@
 #include "engine/error.h"
 #include "engine/gguf.h"
 #include "engine/tokenizer.h"
+#include "tokenizer_test_helpers.h"
 
 using namespace engine;
+using namespace engine::tokenizer_test;
 
 namespace {
 
 const std::string kShared = ENGINE_SHARED_DIR;
 const std::string kSpmVocab = kShared + "/vocab/ggml-vocab-llama-spm.gguf";
 const std::string kStories = kShared + "/models/stories260K.gguf";
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// The `.inp` file: each text is followed by "\n__ggml_vocab_test__\n".
-std::vector<std::string> read_vocab_inputs(const std::string& path) {
-  const std::string all = read_text(path);
-  const std::string sep = "\n__ggml_vocab_test__\n";
-  std::vector<std::string> texts;
-  for (size_t pos = 0, hit; (hit = all.find(sep, pos)) != std::string::npos; pos = hit + sep.size()) {
-    texts.push_back(all.substr(pos, hit - pos));
-  }
-  return texts;
-}
-
-// The `.out` file: one line of space-separated ids per text.
-std::vector<std::vector<int32_t>> read_vocab_outputs(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<std::vector<int32_t>> out;
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream ids(line);
-    out.emplace_back();
-    for (int32_t id; ids >> id;) out.back().push_back(id);
-  }
-  return out;
-}
-
-std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
-  return Tokenizer::from_gguf(*GGUFFile::open(path, GGUFLoad::kHeaderOnly));
-}
 
 // A vocab file the test writes itself: SPM keys with `normal` tokens (text, score) after
 // <unk>, <s>, </s>, the 256 byte tokens and a user-defined "<|ud|>".
@@ -105,15 +73,6 @@ class SmallVocab {
   std::vector<float> scores_;
   std::vector<int32_t> types_;
 };
-
-void expect_error_mentions(const std::function<void()>& f, const std::string& needle) {
-  try {
-    f();
-    ADD_FAILURE() << "no Error thrown, expected one mentioning " << needle;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
 
 }  // namespace
 

@@ -1,7 +1,7 @@
 #pragma once
 // Text <-> token ids for a model's vocabulary, read from the GGUF `tokenizer.ggml.*` keys.
-// One implementation per `tokenizer.ggml.model` sits behind this interface; "llama"
-// (SentencePiece, encoded as llama.cpp does) is supported.
+// One implementation per `tokenizer.ggml.model` sits behind this interface: "llama"
+// (SentencePiece) and "gpt2" (byte-level BPE), both encoded as llama.cpp does.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -35,11 +35,13 @@ class Tokenizer {
 
   // Token ids of `text`, with bos() first when `add_bos` (and the vocab has a BOS); never
   // appends EOS. User-defined tokens written in the text are matched literally; control
-  // tokens are never produced from text. Invalid UTF-8 is encoded byte by byte.
-  std::vector<int32_t> encode(std::string_view text, bool add_bos) const;
+  // tokens (e.g. "<|endoftext|>") only when `parse_special`, as llama.cpp's flag of that
+  // name. Invalid UTF-8 is encoded byte by byte.
+  std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special = false) const;
 
   // The text of one token: byte tokens `<0xNN>` give that raw byte, SPM's U+2581 gives a
-  // space, control and unused tokens give "". Throws Error when `id` is out of range.
+  // space, BPE's byte-level characters give their bytes, control and unused tokens give "".
+  // Throws Error when `id` is out of range.
   std::string decode_token(int32_t id) const;
 
   // The text of a sequence: its tokens' pieces concatenated, without the space that encode
@@ -61,8 +63,8 @@ class Tokenizer {
   explicit Tokenizer(std::unique_ptr<const Vocab> vocab);
   const Vocab& vocab() const { return *vocab_; }
 
-  // Appends the ids of `text`, which holds no user-defined token. `starts_segment` is true
-  // at the start of the input and right after a user-defined token.
+  // Appends the ids of `text`, which holds no special token that encode matched. `starts_segment` is true
+  // at the start of the input and right after a special token.
   virtual void encode_text(std::string_view text, bool starts_segment, std::vector<int32_t>& out) const = 0;
   // The text of token `id`, known to be in range.
   virtual std::string piece(int32_t id) const = 0;
