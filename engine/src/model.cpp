@@ -17,7 +17,11 @@ std::string shape_text(const int64_t* ne, size_t n) {
 HParams read_hparams(const GGUFFile& f) {
   HParams hp;
   hp.arch = f.require_string("general.architecture");
-  if (!arch_supported(hp.arch)) throw Error(f.path() + ": unsupported architecture '" + hp.arch + "' (supported: llama)");
+  if (!arch_supported(hp.arch)) {
+    std::string known;
+    for (const std::string& a : supported_archs()) known += (known.empty() ? "" : ", ") + a;
+    throw Error(f.path() + ": unsupported architecture '" + hp.arch + "' (supported: " + known + ")");
+  }
   const std::string a = hp.arch + ".";
   auto positive = [&](const std::string& key, int64_t v) {
     if (v <= 0 || v > (int64_t{1} << 32)) throw Error(f.path() + ": " + key + " = " + std::to_string(v) + " is out of range");

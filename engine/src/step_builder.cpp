@@ -113,15 +113,25 @@ StepGraph StepBuilder::finish(Tensor* logits) {
 StepGraph build_step_graph(const Model& model, KVCache& kv, const StepShape& step) {
   const std::string& arch = model.hparams().arch;
   if (arch == "llama") return build_llama(model, kv, step);
+  if (arch == "gpt2") return build_gpt2(model, kv, step);
   throw Error(model.file().path() + ": unsupported architecture '" + arch + "'");
 }
 
 void check_weights(const Model& model) {
   const std::string& arch = model.hparams().arch;
   if (arch == "llama") return check_llama_weights(model);
+  if (arch == "gpt2") return check_gpt2_weights(model);
   throw Error(model.file().path() + ": unsupported architecture '" + arch + "'");
 }
 
-bool arch_supported(const std::string& arch) { return arch == "llama"; }
+const std::vector<std::string>& supported_archs() {
+  static const std::vector<std::string> archs = {"llama", "gpt2"};
+  return archs;
+}
+
+bool arch_supported(const std::string& arch) {
+  const auto& archs = supported_archs();
+  return std::find(archs.begin(), archs.end(), arch) != archs.end();
+}
 
 }  // namespace engine

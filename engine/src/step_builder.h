@@ -39,5 +39,7 @@ class StepBuilder {
 
 StepGraph build_llama(const Model& model, KVCache& kv, const StepShape& step);
 void check_llama_weights(const Model& model);
+StepGraph build_gpt2(const Model& model, KVCache& kv, const StepShape& step);
+void check_gpt2_weights(const Model& model);
 
 }  // namespace engine

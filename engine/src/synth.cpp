@@ -3,19 +3,26 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <random>
 #include <vector>
 
 #include "engine/error.h"
 #include "engine/gguf.h"
 #include "engine/quants.h"
+#include "engine/tokenizer.h"
 
 namespace engine {
 namespace {
 
+const char* const kWords[] = {"once", "upon", "a", "time", "there", "was", "little", "girl", "boy", "named", "she",
+                              "he", "loved", "to", "play", "with", "her", "his", "friend", "the", "and", "in",
+                              "park", "day", "one", "big", "red", "ball", "saw", "went", "happy", "sun", "tree",
+                              "dog", "cat", "said"};
+
 // SentencePiece pieces: control tokens, the 256 byte tokens, then word pieces with every
 // prefix present so that merges can reach each word.
-void add_vocab(GGUFWriter& w, int64_t n_vocab) {
+void add_spm_vocab(GGUFWriter& w, int64_t n_vocab) {
   std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
   std::vector<int32_t> types = {2, 3, 3};
   for (int b = 0; b < 256; ++b) {
@@ -29,10 +36,7 @@ void add_vocab(GGUFWriter& w, int64_t n_vocab) {
   for (char c = 'a'; c <= 'z'; ++c) pieces.push_back(std::string(1, c));
   for (char c = 'A'; c <= 'Z'; ++c) pieces.push_back(std::string(1, c));
   for (const char* p : {".", ",", "!", "?", "'", "\"", "-", ":"}) pieces.push_back(p);
-  const char* words[] = {"once", "upon", "a", "time", "there", "was", "little", "girl", "boy", "named", "she", "he",
-                         "loved", "to", "play", "with", "her", "his", "friend", "the", "and", "in", "park", "day",
-                         "one", "big", "red", "ball", "saw", "went", "happy", "sun", "tree", "dog", "cat", "said"};
-  for (const char* word : words)
+  for (const char* word : kWords)
     for (size_t len = 1; len <= std::string(word).size(); ++len) pieces.push_back(space + std::string(word, len));
   std::vector<float> scores(tokens.size(), 0.0f);
   for (const auto& p : pieces) {
@@ -58,6 +62,62 @@ void add_vocab(GGUFWriter& w, int64_t n_vocab) {
   w.set_u32("tokenizer.ggml.eos_token_id", 2);
 }
 
+bool printable_latin1(int c) { return (c >= 33 && c <= 126) || (c >= 161 && c <= 172) || (c >= 174 && c <= 255); }
+
+// UTF-8 of the code point GPT-2's byte-level BPE writes byte b as: printable Latin-1 bytes
+// stand for themselves, the others for U+0100 onwards in byte order.
+std::string byte_symbol(int b) {
+  int cp = b;
+  if (!printable_latin1(b)) {
+    cp = 256;
+    for (int c = 0; c < b; ++c) cp += !printable_latin1(c);
+  }
+  std::string out;
+  if (cp < 0x80) return out + static_cast<char>(cp);
+  out += static_cast<char>(0xC0 | (cp >> 6));
+  return out + static_cast<char>(0x80 | (cp & 0x3F));
+}
+
+// GPT-2 byte-level BPE: the 256 byte symbols in GPT-2's order (printable bytes first), words
+// and space-led words ("Ġword") merged one letter at a time, unused fillers, and
+// <|endoftext|> last as BOS and EOS.
+void add_bpe_vocab(GGUFWriter& w, int64_t n_vocab) {
+  std::vector<std::string> tokens;
+  for (bool printable : {true, false})
+    for (int b = 0; b < 256; ++b)
+      if (printable_latin1(b) == printable) tokens.push_back(byte_symbol(b));
+  std::vector<int32_t> types(tokens.size(), static_cast<int32_t>(TokenType::kNormal));
+  std::vector<std::string> merges;
+  const int64_t room = n_vocab - 1;  // the last id is <|endoftext|>
+  for (const char* word : kWords)
+    for (const std::string& start : {byte_symbol(' '), std::string()}) {
+      std::string piece = start.empty() ? std::string(1, word[0]) : start;
+      for (size_t i = start.empty() ? 1 : 0; word[i] != '\0'; ++i) {
+        const std::string next(1, word[i]), merged = piece + next;
+        if (static_cast<int64_t>(tokens.size()) >= room) break;
+        if (std::find(tokens.begin(), tokens.end(), merged) == tokens.end()) {
+          merges.push_back(piece + " " + next);
+          tokens.push_back(merged);
+          types.push_back(static_cast<int32_t>(TokenType::kNormal));
+        }
+        piece = merged;
+      }
+    }
+  while (static_cast<int64_t>(tokens.size()) < room) {
+    tokens.push_back("<extra_" + std::to_string(tokens.size()) + ">");
+    types.push_back(static_cast<int32_t>(TokenType::kUnused));
+  }
+  tokens.push_back("<|endoftext|>");
+  types.push_back(static_cast<int32_t>(TokenType::kControl));
+  w.set_string("tokenizer.ggml.model", "gpt2");
+  w.set_string("tokenizer.ggml.pre", "gpt-2");
+  w.set_array_strings("tokenizer.ggml.tokens", tokens);
+  w.set_array_i32("tokenizer.ggml.token_type", types);
+  w.set_array_strings("tokenizer.ggml.merges", merges);
+  w.set_u32("tokenizer.ggml.bos_token_id", static_cast<uint32_t>(n_vocab - 1));
+  w.set_u32("tokenizer.ggml.eos_token_id", static_cast<uint32_t>(n_vocab - 1));
+}
+
 // Adds tensors with random values, or declares them without data.
 class WeightMaker {
  public:
@@ -74,40 +134,29 @@ class WeightMaker {
     w_.add_tensor(name, type, {ne0, ne1}, std::move(bytes));
   }
 
-  void norm(const std::string& name, int64_t n) {
+  // Norm weights: near 1.
+  void norm(const std::string& name, int64_t n) { vector(name, n, std::uniform_real_distribution<float>(0.8f, 1.2f)); }
+  // Biases: near 0.
+  void bias(const std::string& name, int64_t n) { vector(name, n, std::normal_distribution<float>(0.0f, 0.02f)); }
+
+ private:
+  template <typename Dist>
+  void vector(const std::string& name, int64_t n, Dist dist) {
     if (!with_data_) return w_.add_tensor(name, DType::F32, {n}, {});
     std::vector<float> values(static_cast<size_t>(n));
-    std::uniform_real_distribution<float> dist(0.8f, 1.2f);
     for (float& v : values) v = dist(rng_);
     std::vector<uint8_t> bytes(values.size() * sizeof(float));
     std::memcpy(bytes.data(), values.data(), bytes.size());
     w_.add_tensor(name, DType::F32, {n}, std::move(bytes));
   }
 
- private:
   GGUFWriter& w_;
   std::mt19937_64 rng_;
   bool with_data_;
 };
 
-}  // namespace
-
-GGUFWriter synthetic_model(const SynthSpec& s, bool weights) {
-  if (s.arch != "llama") throw Error("synth: unsupported architecture '" + s.arch + "'");
-  if (s.n_embd <= 0 || s.n_layer <= 0 || s.n_head <= 0 || s.n_head_kv <= 0 || s.n_ff <= 0 || s.n_ctx_train <= 0)
-    throw Error("synth: every dimension must be positive");
-  if (s.n_embd % s.n_head != 0 || s.n_head % s.n_head_kv != 0)
-    throw Error("synth: heads must divide the embedding and KV heads must divide heads");
-  if (s.n_vocab < 259) throw Error("synth: vocabulary needs at least 259 tokens");
-  const int64_t block = dtype_info(s.type).block_size;
-  if (s.n_embd % block != 0 || s.n_ff % block != 0)
-    throw Error("synth: embedding " + std::to_string(s.n_embd) + " and feed-forward " + std::to_string(s.n_ff) +
-                " must be multiples of " + std::string(dtype_name(s.type)) + "'s block of " + std::to_string(block));
+void write_llama(GGUFWriter& w, const SynthSpec& s, bool weights) {
   const int64_t head = s.n_embd / s.n_head, n_embd_kv = head * s.n_head_kv;
-
-  GGUFWriter w;
-  w.set_string("general.architecture", "llama");
-  w.set_string("general.name", "synthetic-llama-" + std::string(dtype_name(s.type)));
   w.set_u32("llama.context_length", static_cast<uint32_t>(s.n_ctx_train));
   w.set_u32("llama.embedding_length", static_cast<uint32_t>(s.n_embd));
   w.set_u32("llama.feed_forward_length", static_cast<uint32_t>(s.n_ff));
@@ -117,7 +166,7 @@ GGUFWriter synthetic_model(const SynthSpec& s, bool weights) {
   w.set_u32("llama.rope.dimension_count", static_cast<uint32_t>(head));
   w.set_f32("llama.rope.freq_base", s.rope_freq_base);
   w.set_f32("llama.attention.layer_norm_rms_epsilon", s.norm_eps);
-  if (weights) add_vocab(w, s.n_vocab);
+  if (weights) add_spm_vocab(w, s.n_vocab);
 
   WeightMaker m(w, s.seed, weights);
   const float stddev = 1.0f / std::sqrt(static_cast<float>(s.n_embd));
@@ -136,6 +185,66 @@ GGUFWriter synthetic_model(const SynthSpec& s, bool weights) {
   }
   m.norm("output_norm.weight", s.n_embd);
   if (!s.tied_embeddings) m.matrix("output.weight", s.type, s.n_embd, s.n_vocab, stddev);
+}
+
+void write_gpt2(GGUFWriter& w, const SynthSpec& s, bool weights) {
+  const int64_t n_qkv = s.n_embd + 2 * (s.n_embd / s.n_head) * s.n_head_kv;
+  w.set_u32("gpt2.context_length", static_cast<uint32_t>(s.n_ctx_train));
+  w.set_u32("gpt2.embedding_length", static_cast<uint32_t>(s.n_embd));
+  w.set_u32("gpt2.feed_forward_length", static_cast<uint32_t>(s.n_ff));
+  w.set_u32("gpt2.block_count", static_cast<uint32_t>(s.n_layer));
+  w.set_u32("gpt2.attention.head_count", static_cast<uint32_t>(s.n_head));
+  w.set_u32("gpt2.attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
+  w.set_f32("gpt2.attention.layer_norm_epsilon", s.norm_eps);
+  if (weights) add_bpe_vocab(w, s.n_vocab);
+
+  WeightMaker m(w, s.seed, weights);
+  const float stddev = 1.0f / std::sqrt(static_cast<float>(s.n_embd));
+  m.matrix("token_embd.weight", s.type, s.n_embd, s.n_vocab, 1.0f);
+  m.matrix("position_embd.weight", s.type, s.n_embd, s.n_ctx_train, 0.1f);
+  for (int64_t il = 0; il < s.n_layer; ++il) {
+    const std::string p = "blk." + std::to_string(il) + ".";
+    m.norm(p + "attn_norm.weight", s.n_embd);
+    m.bias(p + "attn_norm.bias", s.n_embd);
+    m.matrix(p + "attn_qkv.weight", s.type, s.n_embd, n_qkv, stddev);
+    m.bias(p + "attn_qkv.bias", n_qkv);
+    m.matrix(p + "attn_output.weight", s.type, s.n_embd, s.n_embd, stddev);
+    m.bias(p + "attn_output.bias", s.n_embd);
+    m.norm(p + "ffn_norm.weight", s.n_embd);
+    m.bias(p + "ffn_norm.bias", s.n_embd);
+    m.matrix(p + "ffn_up.weight", s.type, s.n_embd, s.n_ff, stddev);
+    m.bias(p + "ffn_up.bias", s.n_ff);
+    m.matrix(p + "ffn_down.weight", s.type, s.n_ff, s.n_embd, 1.0f / std::sqrt(static_cast<float>(s.n_ff)));
+    m.bias(p + "ffn_down.bias", s.n_embd);
+  }
+  m.norm("output_norm.weight", s.n_embd);
+  m.bias("output_norm.bias", s.n_embd);
+  if (!s.tied_embeddings) m.matrix("output.weight", s.type, s.n_embd, s.n_vocab, stddev);
+}
+
+}  // namespace
+
+GGUFWriter synthetic_model(const SynthSpec& s, bool weights) {
+  if (s.arch != "llama" && s.arch != "gpt2") throw Error("synth: unsupported architecture '" + s.arch + "'");
+  if (s.n_embd <= 0 || s.n_layer <= 0 || s.n_head <= 0 || s.n_head_kv <= 0 || s.n_ff <= 0 || s.n_ctx_train <= 0)
+    throw Error("synth: every dimension must be positive");
+  if (s.n_embd % s.n_head != 0 || s.n_head % s.n_head_kv != 0)
+    throw Error("synth: heads must divide the embedding and KV heads must divide heads");
+  const int64_t min_vocab = s.arch == "llama" ? 259 : 257;
+  if (s.n_vocab < min_vocab)
+    throw Error("synth: a " + s.arch + " vocabulary needs at least " + std::to_string(min_vocab) + " tokens");
+  const int64_t block = dtype_info(s.type).block_size;
+  if (s.n_embd % block != 0 || s.n_ff % block != 0)
+    throw Error("synth: embedding " + std::to_string(s.n_embd) + " and feed-forward " + std::to_string(s.n_ff) +
+                " must be multiples of " + std::string(dtype_name(s.type)) + "'s block of " + std::to_string(block));
+
+  GGUFWriter w;
+  w.set_string("general.architecture", s.arch);
+  w.set_string("general.name", "synthetic-" + s.arch + "-" + std::string(dtype_name(s.type)));
+  if (s.arch == "llama")
+    write_llama(w, s, weights);
+  else
+    write_gpt2(w, s, weights);
   return w;
 }
 

@@ -25,7 +25,9 @@ void unary_op(const ComputeParams& p, Tensor* dst, Fn fn) {
 constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
 constexpr float kGeluCoefA = 0.044715f;
 
-float gelu_tanh(float x) { return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + kGeluCoefA * x * x))); }
+// 1 + a*x*x as one fused multiply-add, as llama.cpp's natively built table has it: one f16
+// table entry (x = -1.999) rounds differently without the fusion.
+float gelu_tanh(float x) { return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * std::fma(kGeluCoefA * x, x, 1.0f))); }
 
 // ggml (GGML_GELU_FP16) looks f32 GELU up in a table indexed by the input rounded to f16,
 // holding f16 results; using the same table keeps activations identical to llama.cpp's.

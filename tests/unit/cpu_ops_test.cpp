@@ -184,6 +184,43 @@ TEST(CpuOps, NormMatchesReference) {
   }
 }
 
+// llama.cpp's order: float mean of a double sum; squares of whole 16-lane vectors summed in
+// float by halving, each vector's sum and each leftover square added in double.
+TEST(CpuOps, NormSumsVarianceInLlamaCppLaneOrder) {
+  constexpr int kN = 35, kRows = 8;  // two whole vectors and three leftovers per row
+  Graph g;
+  Storage s;
+  Tensor* a = tensor(g, {kN, kRows}, "a");
+  Tensor* y = g.norm(a, 1e-5f);
+  std::vector<float> values = random_values(kN * kRows, 21);
+  for (float& v : values) v += 10.0f;
+  const float* av = s.bind(a, values);
+  s.bind_zeros(y);
+  const std::vector<float> out = run_all_splits(cpu::norm, y);
+  int rows_where_order_matters = 0;
+  for (int r = 0; r < kRows; ++r) {
+    const float* x = av + r * kN;
+    double sum = 0;
+    for (int k = 0; k < kN; ++k) sum += x[k];
+    const float mean = static_cast<float>(sum) / kN;
+    double lanes_sum = 0, plain_sum = 0;
+    for (int v = 0; v < 2; ++v) {
+      float sq[16], h[8], q[4];
+      for (int l = 0; l < 16; ++l) sq[l] = (x[v * 16 + l] - mean) * (x[v * 16 + l] - mean);
+      for (int l = 0; l < 8; ++l) h[l] = sq[l] + sq[l + 8];
+      for (int l = 0; l < 4; ++l) q[l] = h[l] + h[l + 4];
+      lanes_sum += double((q[0] + q[2]) + (q[1] + q[3]));
+    }
+    for (int k = 32; k < kN; ++k) lanes_sum += double((x[k] - mean) * (x[k] - mean));
+    for (int k = 0; k < kN; ++k) plain_sum += double((x[k] - mean) * (x[k] - mean));
+    const float scale = 1.0f / std::sqrt(static_cast<float>(lanes_sum / kN) + 1e-5f);
+    const float plain_scale = 1.0f / std::sqrt(static_cast<float>(plain_sum / kN) + 1e-5f);
+    rows_where_order_matters += scale != plain_scale;
+    for (int k = 0; k < kN; ++k) EXPECT_EQ(out[r * kN + k], (x[k] - mean) * scale) << "row " << r << " k " << k;
+  }
+  EXPECT_GT(rows_where_order_matters, 0) << "no row tells the lane order from a plain double sum";
+}
+
 TEST(CpuOps, SiluMatchesFormula) {
   Graph g;
   Storage s;
@@ -204,18 +241,20 @@ TEST(CpuOps, GeluIsTanhApproximationThroughF16TableAsGgml) {
   values[0] = -12.0f;  // below -10: exactly 0
   values[1] = 11.5f;   // above 10: exactly x
   values[2] = 0.0f;
+  values[3] = -1.99902344f;  // f16 0xBFFF: the one table entry the fused 1 + a*x*x changes
   const float* av = s.bind(a, values);
   s.bind_zeros(y);
   const std::vector<float> out = run_all_splits(cpu::gelu, y);
   EXPECT_EQ(out[0], 0.0f);
   EXPECT_EQ(out[1], 11.5f);
   EXPECT_EQ(out[2], 0.0f);
+  EXPECT_EQ(out[3], fp16_to_fp32(0xA9D3));  // -0.045501709; without the fusion -0.0454711914
   for (int i = 3; i < 99; ++i) {
     const double x = av[i];
     const double tanh_gelu = 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * x * (1 + 0.044715 * x * x)));
     expect_near_rel(out[i], tanh_gelu, 2e-3, "gelu within f16 rounding of the formula");
     const float xh = fp16_to_fp32(fp32_to_fp16(av[i]));
-    const float table_value = 0.5f * xh * (1.0f + std::tanh(0.79788456080286535587989211986876f * xh * (1.0f + 0.044715f * xh * xh)));
+    const float table_value = 0.5f * xh * (1.0f + std::tanh(0.79788456080286535587989211986876f * xh * std::fma(0.044715f * xh, xh, 1.0f)));
     EXPECT_EQ(out[i], fp16_to_fp32(fp32_to_fp16(table_value))) << "x=" << x;
   }
 }

@@ -24,4 +24,28 @@ inline std::string synthetic_model(DType type, int64_t n_embd = 256, int64_t n_f
   return path.string();
 }
 
+// A tiny synthetic gpt2 model: 2 layers, 64 embedding, 4 heads, ffn 256, 400-token byte-level
+// BPE vocab, 128 positions; `tied`: no output.weight.
+inline SynthSpec gpt2_spec(bool tied) {
+  SynthSpec spec;
+  spec.arch = "gpt2";
+  spec.n_embd = 64;
+  spec.n_layer = 2;
+  spec.n_head = 4;
+  spec.n_head_kv = 4;
+  spec.n_ff = 256;
+  spec.n_vocab = 400;
+  spec.n_ctx_train = 128;
+  spec.tied_embeddings = tied;
+  return spec;
+}
+
+// Path of that model, written on first use.
+inline std::string synthetic_gpt2_model(bool tied) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    (std::string("engine-test-gpt2-") + (tied ? "tied" : "untied") + ".gguf");
+  write_synthetic_model(gpt2_spec(tied), path.string());
+  return path.string();
+}
+
 }  // namespace engine::test_models

@@ -1,4 +1,4 @@
-// engine-gguf synth: writes a llama model with random weights of any shape and dtype.
+// engine-gguf synth: writes a llama or gpt2 model with random weights of any shape and dtype.
 #include <fmt/core.h>
 
 #include <memory>
@@ -13,15 +13,16 @@ void add_synth_command(CLI::App& app) {
   auto spec = std::make_shared<engine::SynthSpec>();
   auto out = std::make_shared<std::string>();
   auto type = std::make_shared<std::string>("f32");
-  CLI::App* cmd = app.add_subcommand("synth", "write a llama model with random weights");
+  CLI::App* cmd = app.add_subcommand("synth", "write a llama or gpt2 model with random weights");
   cmd->add_option("-o,--out", *out, "output GGUF file")->required();
+  cmd->add_option("--arch", spec->arch, "architecture")->check(CLI::IsMember({"llama", "gpt2"}));
   cmd->add_option("--type", *type, "matrix dtype (f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_k..q6_k)");
   cmd->add_option("--embd", spec->n_embd, "embedding length")->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--layers", spec->n_layer, "transformer blocks")->check(CLI::Range(1, 1024));
   cmd->add_option("--heads", spec->n_head, "attention heads")->check(CLI::Range(1, 1024));
   cmd->add_option("--kv-heads", spec->n_head_kv, "key/value heads")->check(CLI::Range(1, 1024));
   cmd->add_option("--ff", spec->n_ff, "feed-forward length")->check(CLI::Range(1, 1 << 18));
-  cmd->add_option("--vocab", spec->n_vocab, "vocabulary size")->check(CLI::Range(259, 1 << 20));
+  cmd->add_option("--vocab", spec->n_vocab, "vocabulary size")->check(CLI::Range(257, 1 << 20));
   cmd->add_option("--ctx", spec->n_ctx_train, "training context length")->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--seed", spec->seed, "random seed");
   cmd->callback([spec, out, type] {

@@ -3,6 +3,8 @@
 // analyzer and every backend use the graph built here.
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "engine/graph.h"
 #include "engine/kv_cache.h"
@@ -44,5 +46,7 @@ StepGraph build_step_graph(const Model& model, KVCache& kv, const StepShape& ste
 void check_weights(const Model& model);
 // Whether build_step_graph knows `arch`.
 bool arch_supported(const std::string& arch);
+// Every architecture build_step_graph knows, in the order error messages list them.
+const std::vector<std::string>& supported_archs();
 
 }  // namespace engine

@@ -1,6 +1,7 @@
 #pragma once
-// Synthetic models: random weights for any llama shape and weight dtype, with a small
-// SentencePiece vocabulary, written as a GGUF file. Used by tests, demos and benchmarks.
+// Synthetic models: random weights for any llama or gpt2 shape and weight dtype, with a small
+// vocabulary (SentencePiece for llama, byte-level BPE for gpt2), written as a GGUF file.
+// Used by tests, demos, benchmarks and the cost analyzer's presets.
 #include <cstdint>
 #include <string>
 
@@ -10,16 +11,16 @@
 namespace engine {
 
 struct SynthSpec {
-  std::string arch = "llama";
+  std::string arch = "llama";  // or "gpt2"
   int64_t n_embd = 256;
   int64_t n_layer = 4;
   int64_t n_head = 8;
   int64_t n_head_kv = 2;
   int64_t n_ff = 768;
   int64_t n_ctx_train = 2048;
-  int64_t n_vocab = 512;  // at least 259 (3 control tokens + 256 byte tokens)
+  int64_t n_vocab = 512;  // llama: at least 259 (3 control + 256 byte tokens); gpt2: at least 257
   DType type = DType::F32;  // dtype of the matrices; norms stay f32
-  float rope_freq_base = 10000.0f;
+  float rope_freq_base = 10000.0f;  // llama only
   float norm_eps = 1e-5f;
   bool tied_embeddings = false;  // no output.weight: the token embedding serves as output
   uint64_t seed = 42;
