@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cost/report.h"
+#include "cost/module_tree.h"
 #include "report_units.h"
 
 namespace cost {
@@ -25,6 +26,31 @@ std::pair<double, double> predicted(const Analysis& a, Pick pick) {
       if (p.memory_bound) memory_bound += p.time_s;
     }
   return {total, memory_bound};
+}
+
+// Costs (and predicted times) per module: the model's tree of blocks, layer by layer.
+void write_modules(std::ostream& out, const Analysis& a) {
+  auto sum = [&](const std::vector<size_t>& nodes, auto value) {
+    double v = 0;
+    for (size_t i : nodes) v += value(i);
+    return v;
+  };
+  auto arithmetic = [&](size_t i) { return a.cost.nodes[i].counts.arithmetic(); };
+  auto bytes = [&](size_t i) { return a.cost.nodes[i].counts.bytes(); };
+  auto self_or_blank = [](const ModuleRow& r, const std::string& v) { return r.self.empty() ? std::string() : v; };
+  std::vector<ModuleColumn> columns = {
+      {"Self arithmetic", [&](const ModuleRow& r) { return self_or_blank(r, human_count(sum(r.self, arithmetic))); }},
+      {"Arithmetic", [&](const ModuleRow& r) { return human_count(sum(r.total, arithmetic)); }},
+      {"Self bytes", [&](const ModuleRow& r) { return self_or_blank(r, human_bytes(sum(r.self, bytes))); }},
+      {"Bytes", [&](const ModuleRow& r) { return human_bytes(sum(r.total, bytes)); }},
+  };
+  if (a.speed) {
+    auto time = [&](size_t i) { return a.speed->step.nodes[i].time_s; };
+    columns.push_back({"Self time", [&](const ModuleRow& r) { return self_or_blank(r, human_seconds(sum(r.self, time))); }});
+    columns.push_back({"Time", [&](const ModuleRow& r) { return human_seconds(sum(r.total, time)); }});
+  }
+  columns.push_back({"Nodes", [](const ModuleRow& r) { return std::to_string(r.total.size()); }});
+  write_module_table(out, module_rows(*a.step.graph, engine::module_root(a.hparams.arch)), columns);
 }
 
 }  // namespace
@@ -65,18 +91,8 @@ void write_text(std::ostream& out, const Analysis& a) {
     }
     out << "\n";
   }
-  out << "\n" << line("%-10s %12s %12s %12s", "layer", "arithmetic", "read", "write") << (speed ? line(" %12s", "time") : "")
-      << "\n";
-  for (const auto& [layer, c] : a.cost.by_layer) {
-    out << line("%-10s %12s %12s %12s", layer < 0 ? "(outside)" : std::to_string(layer).c_str(),
-                human_count(c.arithmetic()).c_str(), human_bytes(c.get(Metric::kRead)).c_str(),
-                human_bytes(c.get(Metric::kWrite)).c_str());
-    if (speed) {
-      const int l = layer;
-      out << line(" %12s", human_seconds(predicted(a, [&](const engine::Tensor& n) { return n.layer == l; }).first).c_str());
-    }
-    out << "\n";
-  }
+  out << "\n";
+  write_modules(out, a);
 
   const MemoryEstimate& m = a.memory;
   out << line("\nmemory (context %lld, KV cache %s, compute buffer planned for a %lld-token step)\n", (long long)o.n_ctx,

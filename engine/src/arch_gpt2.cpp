@@ -44,17 +44,23 @@ StepGraph build_gpt2(const Model& model, KVCache& kv, const StepShape& step) {
     throw Error(model.file().path() + ": position " + std::to_string(step.n_past + step.n_tokens - 1) +
                 " is past the " + std::to_string(hp.n_ctx_train) + " learned position embeddings");
 
+  g.set_module("transformer.wte");
   Tensor* inp = named(g.get_rows(tok_embd, b.out().tokens), "inp_embd");
+  g.set_module("transformer.wpe");
   Tensor* pos = named(g.get_rows(pos_embd, b.out().pos), "pos_embd");
+  g.set_module("transformer");
   inp = named(g.add(inp, pos), "inpL");
   for (int64_t il = 0; il < hp.n_layer; ++il) {
     g.set_layer(static_cast<int>(il));
-    const std::string sfx = "-" + std::to_string(il);
+    const std::string sfx = "-" + std::to_string(il), layer = "transformer.h." + std::to_string(il);
+    g.set_module(layer + ".ln_1");
     Tensor* cur = layer_norm(b, inp, "blk." + std::to_string(il) + ".attn_norm", "attn_norm", sfx);
 
+    g.set_module(layer + ".attn.c_attn");
     cur = named(g.mul_mat(b.weight(blk(il, "attn_qkv", "weight"), {n_embd, n_qkv}), cur), "wqkv" + sfx);
     cur = named(g.add(cur, b.weight(blk(il, "attn_qkv", "bias"), {n_qkv})), "bqkv" + sfx);
     // Q, K and V are views into the fused rows, as llama.cpp takes them (no copies).
+    g.set_module(layer + ".attn");  // head views, KV cache, attention
     const size_t f32 = sizeof(float);
     Tensor* q = named(g.view_3d(cur, head, hp.n_head, n_tokens, head * f32, cur->nb[1], 0), "Qcur" + sfx);
     Tensor* k = named(g.view_3d(cur, head, hp.n_head_kv, n_tokens, head * f32, cur->nb[1], n_embd * f32), "Kcur" + sfx);
@@ -64,8 +70,10 @@ StepGraph build_gpt2(const Model& model, KVCache& kv, const StepShape& step) {
     g.expand(v);
 
     cur = b.attention(il, q, k, v, kq_scale);
+    g.set_module(layer + ".attn.c_proj");
     cur = named(g.mul_mat(b.weight(blk(il, "attn_output", "weight"), {n_embd, n_embd}), cur), "kqv_wo" + sfx);
     cur = named(g.add(cur, b.weight(blk(il, "attn_output", "bias"), {n_embd})), "kqv_out" + sfx);
+    g.set_module(layer);  // residual connections
     Tensor* residual = inp;
     if (il == hp.n_layer - 1) {  // only the rows whose logits are wanted go on
       cur = g.get_rows(cur, b.out().out_ids);
@@ -73,18 +81,25 @@ StepGraph build_gpt2(const Model& model, KVCache& kv, const StepShape& step) {
     }
     Tensor* ffn_inp = named(g.add(cur, residual), "ffn_inp" + sfx);
 
+    g.set_module(layer + ".ln_2");
     cur = layer_norm(b, ffn_inp, "blk." + std::to_string(il) + ".ffn_norm", "ffn_norm", sfx);
+    g.set_module(layer + ".mlp.c_fc");
     cur = named(g.mul_mat(b.weight(blk(il, "ffn_up", "weight"), {n_embd, n_ff}), cur), "ffn_up" + sfx);
     cur = named(g.add(cur, b.weight(blk(il, "ffn_up", "bias"), {n_ff})), "ffn_up_b" + sfx);
+    g.set_module(layer + ".mlp.act");
     cur = named(g.gelu(cur), "ffn_gelu" + sfx);
+    g.set_module(layer + ".mlp.c_proj");
     cur = named(g.mul_mat(b.weight(blk(il, "ffn_down", "weight"), {n_ff, n_embd}), cur), "ffn_down" + sfx);
     cur = named(g.add(cur, b.weight(blk(il, "ffn_down", "bias"), {n_embd})), "ffn_out" + sfx);
+    g.set_module(layer);
     inp = named(g.add(cur, ffn_inp), "l_out" + sfx);
   }
   g.set_layer(-1);
+  g.set_module("transformer.ln_f");
   Tensor* cur = layer_norm(b, inp, "output_norm", "result_norm", "");
   Tensor* output = b.optional_weight("output.weight", {n_embd, hp.n_vocab});
   if (!output) output = tok_embd;  // tied embeddings
+  g.set_module("lm_head");
   return b.finish(named(g.mul_mat(output, cur), "result_output"));
 }
 

@@ -35,6 +35,7 @@ Tensor* Graph::new_tensor(DType type, int n_dims, const int64_t* ne, std::string
                 std::string(dtype_name(type)) + " blocks");
   set_contiguous_strides(t);
   t.layer = layer_;
+  t.module = module_;
   return &t;
 }
 
@@ -68,6 +69,7 @@ Tensor* Graph::new_view(Op op, Tensor* a, const int64_t ne[4], const size_t nb[4
   t.view_src = a->view_src ? a->view_src : a;
   t.view_offs = a->view_offs + offset;
   t.layer = layer_;
+  t.module = module_;
   require(t.view_offs + t.nbytes() <= t.view_src->nbytes(), op,
           "view of " + describe(a) + " runs past the end of its storage");
   return &t;

@@ -129,6 +129,11 @@ const std::vector<std::string>& supported_archs() {
   return archs;
 }
 
+std::string module_root(const std::string& arch) {
+  if (arch == "gpt2") return "GPT2LMHeadModel";
+  return "LlamaForCausalLM";
+}
+
 bool arch_supported(const std::string& arch) {
   const auto& archs = supported_archs();
   return std::find(archs.begin(), archs.end(), arch) != archs.end();

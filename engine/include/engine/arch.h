@@ -44,6 +44,8 @@ constexpr int64_t kMaskRowPad = 32;
 StepGraph build_step_graph(const Model& model, KVCache& kv, const StepShape& step);
 // Throws Error when a weight the architecture needs is missing or has the wrong shape.
 void check_weights(const Model& model);
+// The name of the whole model in module trees ("LlamaForCausalLM", "GPT2LMHeadModel").
+std::string module_root(const std::string& arch);
 // Whether build_step_graph knows `arch`.
 bool arch_supported(const std::string& arch);
 // Every architecture build_step_graph knows, in the order error messages list them.

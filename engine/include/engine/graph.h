@@ -59,6 +59,8 @@ class Graph {
   const std::deque<Tensor>& tensors() const { return tensors_; }
   // The layer index new nodes receive (-1 outside transformer blocks).
   void set_layer(int layer) { layer_ = layer; }
+  // The module path new nodes receive (dotted, as the checkpoint names its modules).
+  void set_module(std::string module) { module_ = std::move(module); }
   // Gives every unnamed node the name "node_<index>".
   void name_unnamed_nodes();
 
@@ -71,6 +73,7 @@ class Graph {
   std::vector<Tensor*> nodes_;
   std::unordered_set<const Tensor*> visited_;
   int layer_ = -1;
+  std::string module_;
 };
 
 // Sets a node's name and returns it, for builder one-liners.

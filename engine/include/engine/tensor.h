@@ -33,6 +33,7 @@ struct Tensor {
   size_t view_offs = 0;             // byte offset into view_src's storage
   uint32_t flags = 0;
   int layer = -1;                   // transformer block index, -1 outside blocks
+  std::string module;               // model module it belongs to: "model.layers.3.self_attn.q_proj"
   void* data = nullptr;             // bound storage (weights, KV, planned buffers)
 
   int64_t nelements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
