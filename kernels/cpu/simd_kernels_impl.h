@@ -278,7 +278,8 @@ inline __m256i fifth_bits(const uint8_t* qh_bytes) {
   return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit), _mm256_set1_epi8(0x10));
 }
 
-inline float half(uint16_t h) { return fp16_to_fp32(h); }
+// Exact for every finite half, as fp16_to_fp32.
+inline float half(uint16_t h) { return _cvtsh_ss(h); }
 
 // ---------------------------------------------------------------------------------------------
 // Legacy blocks, AVX2 eight-lane order: per output eight float lanes, lanes += (dw * da) *
@@ -354,7 +355,8 @@ void legacy_lanes(const DotTile& t) {
 }
 
 // Q4_0 repacked order: per output one float accumulator, one FMA per block of its exact
-// integer dot. Eight weight rows share a vector, one lane each.
+// integer dot. Eight weight rows share a vector, one lane each. The levels are dotted as
+// unsigned nibbles, each row's lanes starting from -8 * (the activation's lane sums).
 template <int CB>
 void q4_0_serial_block(const DotTile& t, int64_t r0, int64_t c0) {
   const char* wp[8];
@@ -363,23 +365,22 @@ void q4_0_serial_block(const DotTile& t, int64_t r0, int64_t c0) {
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
   __m256 acc[CB];
   for (int c = 0; c < CB; ++c) acc[c] = _mm256_setzero_ps();
-  const __m256i eight = _mm256_set1_epi8(8);
+  const __m256i minus_eight = _mm256_set1_epi16(-8);
   for (int64_t i = 0; i < t.n / kQK; ++i) {
-    __m256i lv[8];
+    __m256i q[8];
     alignas(16) uint16_t dh[8];
     for (int r = 0; r < 8; ++r) {
       const BlockQ4_0& b = reinterpret_cast<const BlockQ4_0*>(wp[r])[i];
-      lv[r] = _mm256_sub_epi8(nibbles32(b.qs), eight);
+      q[r] = nibbles32(b.qs);
       dh[r] = b.d;
     }
     const __m256 dw = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dh)));
-    __m256i abs_w[8];
-    for (int r = 0; r < 8; ++r) abs_w[r] = _mm256_sign_epi8(lv[r], lv[r]);
     for (int c = 0; c < CB; ++c) {
       const BlockQ8_0& a = reinterpret_cast<const BlockQ8_0*>(ap[c])[i];
       const __m256i av = load256(a.qs);
+      const __m256i offset = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), av), minus_eight);
       __m256i s[8];
-      for (int r = 0; r < 8; ++r) s[r] = dot_u8_lanes(_mm256_setzero_si256(), abs_w[r], _mm256_sign_epi8(av, lv[r]));
+      for (int r = 0; r < 8; ++r) s[r] = dot_u8_lanes(offset, q[r], av);
       const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(half(a.d)));
       acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_rows8(s)), scale, acc[c]);
     }
