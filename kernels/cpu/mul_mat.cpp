@@ -13,7 +13,7 @@ namespace engine::cpu {
 namespace {
 
 constexpr int64_t kRowChunk = 16;  // output rows per work item
-constexpr int64_t kColBlock = 16;  // activation rows reused per loaded weight row
+constexpr int64_t kColBlock = 64;  // activation rows per tile: unpacked weight rows are reused across them
 constexpr size_t kAlign = 64;
 
 size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "cpu/simd_kernels.h"
 #include "cpu/vec_math.h"

@@ -512,24 +512,36 @@ inline __m256i k_lanes(const KRow& row, const int8_t* aq, int k0, int k1) {
   return s;
 }
 
+// Unpacks super-blocks of rows r0 .. r0 + RB - 1 (clamped to the tile) once for all columns:
+// rows[b * RB + r] is super-block b of row r. Reused per thread, so no allocation per call.
+template <int RB>
+const KRow* unpack_k_rows(DType type, const DotTile& t, int64_t r0) {
+  thread_local std::vector<KRow> rows;
+  const int64_t nb = t.n / kQK_K;
+  if (static_cast<int64_t>(rows.size()) < nb * RB) rows.resize(static_cast<size_t>(nb * RB));
+  const char* wp[RB];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  const size_t block_bytes = dtype_info(type).block_bytes;
+  for (int64_t i = 0; i < nb; ++i)
+    for (int r = 0; r < RB; ++r) unpack_k_row(type, reinterpret_cast<const uint8_t*>(wp[r]) + i * block_bytes, rows[i * RB + r]);
+  return rows.data();
+}
+
 // Repacked K-quant order (Q4_K, Q2_K): per run of `groups` 16-element groups, one FMA of the
 // run's exact scaled sum with dw * da and one of its min sum with dmin_w * da; eight weight
 // rows share a vector, one lane each.
 template <int CB>
-void k_serial_block(DType type, int groups, const DotTile& t, int64_t r0, int64_t c0) {
-  const char* wp[8];
+void k_serial_block(int groups, const KRow* unpacked, const DotTile& t, int64_t r0, int64_t c0) {
   const char* ap[CB];
-  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
-  const size_t block_bytes = dtype_info(type).block_bytes;
   const int runs = 16 / groups, chunks = groups / 2;
   __m256 acc[CB], acc_min[CB];
   for (int c = 0; c < CB; ++c) acc[c] = acc_min[c] = _mm256_setzero_ps();
-  KRow rows[8];
+  const __m256i lane_index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (int64_t i = 0; i < t.n / kQK_K; ++i) {
+    const KRow* rows = unpacked + i * 8;
     alignas(32) float d[8], dmin[8];
     for (int r = 0; r < 8; ++r) {
-      unpack_k_row(type, reinterpret_cast<const uint8_t*>(wp[r]) + i * block_bytes, rows[r]);
       d[r] = rows[r].d;
       dmin[r] = rows[r].dmin;
     }
@@ -543,9 +555,8 @@ void k_serial_block(DType type, int groups, const DotTile& t, int64_t r0, int64_
       for (int r = 0; r < 8; ++r) mins_all[r] = _mm256_madd_epi16(rows[r].min16, bsums);  // lane L: groups 2L, 2L+1
       for (int run = 0; run < runs; ++run) {
         __m256i s[8], m[8];
-        const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-        const __m256i in_run = _mm256_and_si256(_mm256_cmpgt_epi32(lanes, _mm256_set1_epi32(run * chunks - 1)),
-                                                _mm256_cmpgt_epi32(_mm256_set1_epi32((run + 1) * chunks), lanes));
+        const __m256i in_run = _mm256_and_si256(_mm256_cmpgt_epi32(lane_index, _mm256_set1_epi32(run * chunks - 1)),
+                                                _mm256_cmpgt_epi32(_mm256_set1_epi32((run + 1) * chunks), lane_index));
         for (int r = 0; r < 8; ++r) {
           s[r] = k_lanes<false>(rows[r], a.qs, run * chunks, (run + 1) * chunks);
           m[r] = _mm256_and_si256(mins_all[r], in_run);
@@ -563,27 +574,26 @@ void k_serial_block(DType type, int groups, const DotTile& t, int64_t r0, int64_
 }
 
 void k_serial(DType type, int groups, const DotTile& t) {
-  for_blocks<8>(
-      t, [&](int64_t r0, int64_t c0) { k_serial_block<4>(type, groups, t, r0, c0); },
-      [&](int64_t r0, int64_t c0) { k_serial_block<1>(type, groups, t, r0, c0); });
+  for (int64_t r0 = 0; r0 < t.rows; r0 += 8) {
+    const KRow* rows = unpack_k_rows<8>(type, t, r0);
+    int64_t c0 = 0;
+    for (; c0 + 4 <= t.cols; c0 += 4) k_serial_block<4>(groups, rows, t, r0, c0);
+    for (; c0 < t.cols; ++c0) k_serial_block<1>(groups, rows, t, r0, c0);
+  }
 }
 
 // AVX2 eight-lane K orders (Q3_K, Q5_K, Q6_K): lanes += (da * dw) * exact lane sums per
 // super-block; Q6_K takes its offset 32 back per lane, Q5_K adds a fused running min sum.
 template <int RB, int CB>
-void k_lanes_block(DType type, const DotTile& t, int64_t r0, int64_t c0) {
-  const char* wp[RB];
+void k_lanes_block(DType type, const KRow* unpacked, const DotTile& t, int64_t r0, int64_t c0) {
   const char* ap[CB];
-  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
-  const size_t block_bytes = dtype_info(type).block_bytes;
   __m256 acc[RB][CB];
   float mins[RB][CB] = {};
   for (int r = 0; r < RB; ++r)
     for (int c = 0; c < CB; ++c) acc[r][c] = _mm256_setzero_ps();
-  KRow rows[RB];
   for (int64_t i = 0; i < t.n / kQK_K; ++i) {
-    for (int r = 0; r < RB; ++r) unpack_k_row(type, reinterpret_cast<const uint8_t*>(wp[r]) + i * block_bytes, rows[r]);
+    const KRow* rows = unpacked + i * RB;
     for (int c = 0; c < CB; ++c) {
       const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(ap[c])[i];
       const __m256i bsums = load256(a.bsums);
@@ -610,9 +620,12 @@ void k_lanes_block(DType type, const DotTile& t, int64_t r0, int64_t c0) {
 }
 
 void k_lanes_tile(DType type, const DotTile& t) {
-  for_blocks<2>(
-      t, [&](int64_t r0, int64_t c0) { k_lanes_block<2, 4>(type, t, r0, c0); },
-      [&](int64_t r0, int64_t c0) { k_lanes_block<2, 1>(type, t, r0, c0); });
+  for (int64_t r0 = 0; r0 < t.rows; r0 += 2) {
+    const KRow* rows = unpack_k_rows<2>(type, t, r0);
+    int64_t c0 = 0;
+    for (; c0 + 4 <= t.cols; c0 += 4) k_lanes_block<2, 4>(type, rows, t, r0, c0);
+    for (; c0 < t.cols; ++c0) k_lanes_block<2, 1>(type, rows, t, r0, c0);
+  }
 }
 
 template <bool Native>
