@@ -72,6 +72,8 @@ struct KBlockInts {
   int min[16];
 };
 void unpack_k_block(DType type, const void* block, KBlockInts& out);
+// Only d, dmin, scale and min of unpack_k_block (the SIMD dot products unpack q themselves).
+void unpack_k_scales(DType type, const void* block, KBlockInts& out);
 void dequantize_k(DType type, const void* x, float* y, int64_t nb);
 
 }  // namespace engine::quant

@@ -423,7 +423,7 @@ void quantize_q8_K(const float* x, BlockQ8_K* y, int64_t nb) {
   }
 }
 
-void unpack_k_block(DType type, const void* block, KBlockInts& out) {
+void unpack_k_scales(DType type, const void* block, KBlockInts& out) {
   switch (type) {
     case DType::Q2_K: {
       const auto& b = *static_cast<const BlockQ2_K*>(block);
@@ -433,10 +433,6 @@ void unpack_k_block(DType type, const void* block, KBlockInts& out) {
         out.scale[g] = b.scales[g] & 0xF;
         out.min[g] = b.scales[g] >> 4;
       }
-      // Element 128*n + 32*j + l sits in qs[32*n + l] at bits 2*j.
-      for (int n = 0; n < 2; ++n)
-        for (int j = 0; j < 4; ++j)
-          for (int l = 0; l < 32; ++l) out.q[128 * n + 32 * j + l] = static_cast<int8_t>((b.qs[32 * n + l] >> (2 * j)) & 3);
       return;
     }
     case DType::Q3_K: {
@@ -447,6 +443,59 @@ void unpack_k_block(DType type, const void* block, KBlockInts& out) {
         out.scale[g] = q3_k_scale(b.scales, g);
         out.min[g] = 0;
       }
+      return;
+    }
+    case DType::Q4_K:
+    case DType::Q5_K: {
+      const bool five = type == DType::Q5_K;
+      const auto* b4 = static_cast<const BlockQ4_K*>(block);
+      const auto* b5 = static_cast<const BlockQ5_K*>(block);
+      out.d = fp16_to_fp32(five ? b5->d : b4->d);
+      out.dmin = fp16_to_fp32(five ? b5->dmin : b4->dmin);
+      const uint8_t* scales = five ? b5->scales : b4->scales;
+      for (int j = 0; j < 8; ++j) {
+        int sc, m;
+        get_scale_min_k4(j, scales, sc, m);
+        out.scale[2 * j] = out.scale[2 * j + 1] = sc;
+        out.min[2 * j] = out.min[2 * j + 1] = m;
+      }
+      return;
+    }
+    case DType::Q6_K: {
+      const auto& b = *static_cast<const BlockQ6_K*>(block);
+      out.d = fp16_to_fp32(b.d);
+      out.dmin = 0;
+      for (int g = 0; g < 16; ++g) {
+        out.scale[g] = b.scales[g];
+        out.min[g] = 0;
+      }
+      return;
+    }
+    case DType::Q8_K: {
+      out.d = static_cast<const BlockQ8_K*>(block)->d;
+      out.dmin = 0;
+      std::fill(out.scale, out.scale + 16, 1);
+      std::fill(out.min, out.min + 16, 0);
+      return;
+    }
+    default:
+      throw Error("unpack_k_scales: " + std::string(dtype_name(type)) + " is not a K-quant");
+  }
+}
+
+void unpack_k_block(DType type, const void* block, KBlockInts& out) {
+  unpack_k_scales(type, block, out);
+  switch (type) {
+    case DType::Q2_K: {
+      const auto& b = *static_cast<const BlockQ2_K*>(block);
+      // Element 128*n + 32*j + l sits in qs[32*n + l] at bits 2*j.
+      for (int n = 0; n < 2; ++n)
+        for (int j = 0; j < 4; ++j)
+          for (int l = 0; l < 32; ++l) out.q[128 * n + 32 * j + l] = static_cast<int8_t>((b.qs[32 * n + l] >> (2 * j)) & 3);
+      return;
+    }
+    case DType::Q3_K: {
+      const auto& b = *static_cast<const BlockQ3_K*>(block);
       for (int n = 0; n < 2; ++n)
         for (int j = 0; j < 4; ++j) {
           const int hbit = 1 << (4 * n + j);
@@ -460,19 +509,8 @@ void unpack_k_block(DType type, const void* block, KBlockInts& out) {
     case DType::Q4_K:
     case DType::Q5_K: {
       const bool five = type == DType::Q5_K;
-      const auto* b4 = static_cast<const BlockQ4_K*>(block);
       const auto* b5 = static_cast<const BlockQ5_K*>(block);
-      const uint16_t d = five ? b5->d : b4->d, dmin = five ? b5->dmin : b4->dmin;
-      const uint8_t* scales = five ? b5->scales : b4->scales;
-      const uint8_t* qs = five ? b5->qs : b4->qs;
-      out.d = fp16_to_fp32(d);
-      out.dmin = fp16_to_fp32(dmin);
-      for (int j = 0; j < 8; ++j) {
-        int sc, m;
-        get_scale_min_k4(j, scales, sc, m);
-        out.scale[2 * j] = out.scale[2 * j + 1] = sc;
-        out.min[2 * j] = out.min[2 * j + 1] = m;
-      }
+      const uint8_t* qs = five ? b5->qs : static_cast<const BlockQ4_K*>(block)->qs;
       // Element 64*j + l is the low nibble of qs[32*j + l], element 64*j + 32 + l the high one.
       for (int j = 0; j < 4; ++j)
         for (int l = 0; l < 32; ++l) {
@@ -488,12 +526,6 @@ void unpack_k_block(DType type, const void* block, KBlockInts& out) {
     }
     case DType::Q6_K: {
       const auto& b = *static_cast<const BlockQ6_K*>(block);
-      out.d = fp16_to_fp32(b.d);
-      out.dmin = 0;
-      for (int g = 0; g < 16; ++g) {
-        out.scale[g] = b.scales[g];
-        out.min[g] = 0;
-      }
       for (int n = 0; n < 2; ++n)
         for (int l = 0; l < 32; ++l) {
           const uint8_t* ql = b.ql + 64 * n;
@@ -508,11 +540,7 @@ void unpack_k_block(DType type, const void* block, KBlockInts& out) {
     }
     case DType::Q8_K: {
       const auto& b = *static_cast<const BlockQ8_K*>(block);
-      out.d = b.d;
-      out.dmin = 0;
       std::copy(b.qs, b.qs + kQK_K, out.q);
-      std::fill(out.scale, out.scale + 16, 1);
-      std::fill(out.min, out.min + 16, 0);
       return;
     }
     default:

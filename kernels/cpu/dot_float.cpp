@@ -93,12 +93,13 @@ float dot_bf16_tiled(int64_t n, const uint16_t* w, const uint16_t* a) {
   return reduce_lanes(acc);
 }
 
-// llama.cpp ggml_vec_dot_f32 (AVX-512): the vector part, then the leftovers added in float.
+// llama.cpp ggml_vec_dot_f32 (AVX-512): the vector part, then the leftovers added in float,
+// each a fused multiply-add (its native build contracts that multiply-add).
 float dot_f32_row(int64_t n, const float* w, const float* a, bool padded) {
   FourVectors v;
   const int64_t np = run_steps(v, n, w, a, padded, f32_value);
   float sum = v.sum();
-  for (int64_t i = np; i < n; ++i) sum += w[i] * a[i];
+  for (int64_t i = np; i < n; ++i) sum = std::fma(w[i], a[i], sum);
   return sum;
 }
 

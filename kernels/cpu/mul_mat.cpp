@@ -13,7 +13,7 @@ namespace engine::cpu {
 namespace {
 
 constexpr int64_t kRowChunk = 16;  // output rows per work item
-constexpr int64_t kColBlock = 16;  // activation rows reused per loaded weight row
+constexpr int64_t kColBlock = 64;  // activation rows per tile: unpacked weight rows are reused across them
 constexpr size_t kAlign = 64;
 
 size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
@@ -90,16 +90,25 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
     const char* w_batch = bytes(a->data) + (i12 / r2) * a->nb[2] + (i13 / r3) * a->nb[3];
     const char* act_batch = acts + (i13 * ne12 + i12) * ne11 * static_cast<int64_t>(act_row);
     char* dst_batch = static_cast<char*>(dst->data) + i12 * dst->nb[2] + i13 * dst->nb[3];
-    const int64_t row_end = std::min(ne01, (chunk + 1) * kRowChunk);
+    const int64_t row0 = chunk * kRowChunk, rows = std::min(ne01, row0 + kRowChunk) - row0;
+    // Columns of one order at a time: a repacked multiply gives its leftover columns the row order.
+    const int64_t split = column_order(a->type, order, ne11 - 1, ne11) == order ? ne11 : ne11 - ne11 % 4;
     for (int64_t c0 = 0; c0 < ne11; c0 += kColBlock) {
       const int64_t c1 = std::min(ne11, c0 + kColBlock);
-      for (int64_t i01 = chunk * kRowChunk; i01 < row_end; ++i01) {
-        const char* w = w_batch + i01 * a->nb[1];
-        for (int64_t i11 = c0; i11 < c1; ++i11) {
-          const float v = dot(a->type, K, w, act_batch + i11 * static_cast<int64_t>(act_row),
-                              column_order(a->type, order, i11, ne11));
-          std::memcpy(dst_batch + i01 * dst->nb[0] + i11 * dst->nb[1], &v, sizeof v);
-        }
+      for (int64_t s0 = c0; s0 < c1;) {
+        const int64_t s1 = s0 < split ? std::min(c1, split) : c1;
+        const DotTile tile{K,
+                           w_batch + row0 * static_cast<int64_t>(a->nb[1]),
+                           a->nb[1],
+                           rows,
+                           act_batch + s0 * static_cast<int64_t>(act_row),
+                           act_row,
+                           s1 - s0,
+                           dst_batch + row0 * static_cast<int64_t>(dst->nb[0]) + s0 * static_cast<int64_t>(dst->nb[1]),
+                           dst->nb[0],
+                           dst->nb[1]};
+        dot_tile(a->type, column_order(a->type, order, s0, ne11), tile);
+        s0 = s1;
       }
     }
   }

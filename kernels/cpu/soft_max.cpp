@@ -36,11 +36,10 @@ void soft_max(const ComputeParams& p, Tensor* dst) {
       continue;
     }
     double sum = 0.0;
+    const int64_t vector_end = n / kLanes * kLanes;
+    exp_shifted_lanes(w.data(), max, w.data(), vector_end);
     int64_t k = 0;
-    for (; k + kLanes <= n; k += kLanes) {
-      for (int64_t l = k; l < k + kLanes; ++l) w[l] = vec_expf(w[l] - max);
-      sum += static_cast<double>(reduce_lanes(&w[k]));
-    }
+    for (; k < vector_end; k += kLanes) sum += static_cast<double>(reduce_lanes(&w[k]));
     for (; k < n; ++k) {
       w[k] = std::exp(w[k] - max);
       sum += static_cast<double>(w[k]);

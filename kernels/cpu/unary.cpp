@@ -51,7 +51,12 @@ void silu(const ComputeParams& p, Tensor* dst) {
     const RowIndex i = row_index(dst, r);
     char* d = row_ptr(dst, i);
     char* x = row_ptr(a, i);
-    for (int64_t k = 0; k < n; ++k) {
+    int64_t k = 0;
+    if (a->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float)) {
+      silu_lanes(reinterpret_cast<const float*>(x), reinterpret_cast<float*>(d), vector_end);
+      k = vector_end;
+    }
+    for (; k < n; ++k) {
       const float v = f32_at(x, k, a->nb[0]);
       f32_at(d, k, dst->nb[0]) = v / (1.0f + (k < vector_end ? vec_expf(-v) : std::exp(-v)));
     }

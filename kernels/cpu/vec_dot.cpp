@@ -1,15 +1,14 @@
-// Scalar dot products for every weight dtype, and the run-time choice of the AVX2 paths.
+// Dot products for every weight dtype: the scalar orders, and the run-time choice of their SIMD twins.
 #include "cpu/vec_dot.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "cpu/cpu_features.h"
 #include "cpu/dot_float.h"
 #include "cpu/dot_quant.h"
-#include "cpu/vec_dot_avx2.h"
+#include "cpu/simd_kernels.h"
 #include "engine/error.h"
 #include "engine/quants.h"
 #include "quant_formats.h"
@@ -18,17 +17,6 @@ namespace engine::cpu {
 namespace {
 
 using namespace engine::quant;
-
-bool default_simd() {
-  const char* env = std::getenv("ENGINE_CPU_SCALAR");
-  const bool forced_scalar = env && std::string(env) == "1";
-  return !forced_scalar && avx2::cpu_has_features();
-}
-
-std::atomic<bool>& simd_flag() {
-  static std::atomic<bool> flag{default_simd()};
-  return flag;
-}
 
 // Elements per step of llama.cpp's tiled GEMM for a float weight type; 0 for other types.
 int64_t tiled_float_step(DType weight) {
@@ -41,12 +29,6 @@ int64_t tiled_float_step(DType weight) {
 }
 
 }  // namespace
-
-void set_cpu_features_override(bool scalar_only) {
-  simd_flag().store(!scalar_only && avx2::cpu_has_features());
-}
-
-bool simd_active() { return simd_flag().load(std::memory_order_relaxed); }
 
 bool dot_supported(DType weight) {
   switch (weight) {
@@ -88,6 +70,16 @@ DType vec_dot_type(DType weight) {
 
 void quantize_activation(DType weight, const float* x, void* dst, int64_t n) {
   const DType act = vec_dot_type(weight);
+  switch (simd_level()) {
+    case SimdLevel::kAvx512Bf16:
+    case SimdLevel::kAvx512:
+      if (avx512::quantize_activation(act, x, dst, n)) return;
+      break;
+    case SimdLevel::kAvx2:
+      if (avx2::quantize_activation(act, x, dst, n)) return;
+      break;
+    case SimdLevel::kScalar: break;
+  }
   if (act == DType::Q8_0) return quantize_q8_0(x, static_cast<BlockQ8_0*>(dst), n / 32, Q8Flavor::kSimd);
   if (act == DType::Q8_1) return quantize_q8_1(x, static_cast<BlockQ8_1*>(dst), n / 32, Q8Flavor::kSimd);
   quantize_row(act, x, dst, n);
@@ -109,11 +101,12 @@ DotOrder column_order(DType weight, DotOrder order, int64_t col, int64_t cols) {
   return col < cols - cols % 4 ? DotOrder::kBatch : DotOrder::kRow;
 }
 
-float dot(DType weight, int64_t n, const void* w, const void* a, DotOrder order) {
-  const bool simd = simd_active();
-  const bool tiled = order == DotOrder::kBatch && n % std::max<int64_t>(1, tiled_float_step(weight)) == 0;
+namespace {
+
+// The scalar reference of every order; `order` is already normalized by dot_tile.
+float scalar_dot(DType weight, int64_t n, const void* w, const void* a, DotOrder order) {
+  const bool tiled = order == DotOrder::kBatch;
   const bool padded = order == DotOrder::kRowPadded;
-  const bool batch = order == DotOrder::kBatch;
   switch (weight) {
     case DType::F32: {
       const auto* x = static_cast<const float*>(w);
@@ -130,20 +123,47 @@ float dot(DType weight, int64_t n, const void* w, const void* a, DotOrder order)
       const auto* y = static_cast<const uint16_t*>(a);
       return tiled ? dot_bf16_tiled(n, x, y) : dot_bf16_row(n, x, y, padded);
     }
-    case DType::Q8_0:
-      if (simd) return avx2::dot_q8_0_q8_0(n, w, a);
-      return dot_q8_0_lanes(n, w, a);
+    case DType::Q8_0: return dot_q8_0_lanes(n, w, a);
     case DType::Q4_0: return dot_q4_0_repacked(n, w, a);
     case DType::Q5_0: return dot_q5_0_lanes(n, w, a);
     case DType::Q4_1: return dot_q4_1_lanes(n, w, a);
     case DType::Q5_1: return dot_q5_1_lanes(n, w, a);
-    case DType::Q2_K: return batch ? dot_q2_K_repacked_gemm(n, w, a) : dot_q2_K_repacked(n, w, a);
+    case DType::Q2_K: return tiled ? dot_q2_K_repacked_gemm(n, w, a) : dot_q2_K_repacked(n, w, a);
     case DType::Q3_K: return dot_q3_K_lanes(n, w, a);
-    case DType::Q4_K: return batch ? dot_q4_K_repacked_gemm(n, w, a) : dot_q4_K_repacked(n, w, a);
+    case DType::Q4_K: return tiled ? dot_q4_K_repacked_gemm(n, w, a) : dot_q4_K_repacked(n, w, a);
     case DType::Q5_K: return dot_q5_K_lanes(n, w, a);
     case DType::Q6_K: return dot_q6_K_lanes(n, w, a);
     default: throw Error("no CPU dot product for weight dtype " + std::string(dtype_name(weight)));
   }
+}
+
+}  // namespace
+
+void dot_tile(DType weight, DotOrder order, const DotTile& t) {
+  // The float GEMM order needs whole steps; other rows take the per-row order.
+  if (order == DotOrder::kBatch && t.n % std::max<int64_t>(1, tiled_float_step(weight)) != 0) order = DotOrder::kRow;
+  switch (simd_level()) {
+    case SimdLevel::kAvx512Bf16:
+    case SimdLevel::kAvx512:
+      if (avx512::dot_tile(weight, order, t, simd_level() == SimdLevel::kAvx512Bf16)) return;
+      break;
+    case SimdLevel::kAvx2:
+      if (avx2::dot_tile(weight, order, t)) return;
+      break;
+    case SimdLevel::kScalar: break;
+  }
+  for (int64_t r = 0; r < t.rows; ++r)
+    for (int64_t c = 0; c < t.cols; ++c) {
+      const float v = scalar_dot(weight, t.n, t.w + r * t.w_stride, t.a + c * t.a_stride, order);
+      std::memcpy(t.out + r * t.out_row + c * t.out_col, &v, sizeof v);
+    }
+}
+
+float dot(DType weight, int64_t n, const void* w, const void* a, DotOrder order) {
+  float v = 0;
+  dot_tile(weight, order,
+           DotTile{n, static_cast<const char*>(w), 0, 1, static_cast<const char*>(a), 0, 1, reinterpret_cast<char*>(&v), 0, 0});
+  return v;
 }
 
 }  // namespace engine::cpu

@@ -2,6 +2,7 @@
 // Dot products of one weight row with one activation row, as ggml computes them: the
 // activation is first converted to the weight type's "vec_dot" format (Q8_0, Q8_1, Q8_K,
 // F16, BF16 or F32) and the product runs on the integer / half values.
+#include <cstddef>
 #include <cstdint>
 
 #include "engine/dtype.h"
@@ -36,10 +37,30 @@ DotOrder column_order(DType weight, DotOrder order, int64_t col, int64_t cols);
 // Dot of n elements: w_row in `weight`, act_row in vec_dot_type(weight).
 float dot(DType weight, int64_t n, const void* w_row, const void* act_row, DotOrder order = DotOrder::kRow);
 
+// A block of a matrix multiply: `rows` weight rows (w_stride bytes apart) times `cols`
+// activation rows in vec_dot_type (a_stride bytes apart), each dot of n elements; the result of
+// (row r, column c) is the float at out + r * out_row + c * out_col (byte strides).
+struct DotTile {
+  int64_t n;
+  const char* w;
+  size_t w_stride;
+  int64_t rows;
+  const char* a;
+  size_t a_stride;
+  int64_t cols;
+  char* out;
+  size_t out_row;
+  size_t out_col;
+};
+
+// Every dot of the tile in `order` (column_order already applied: one order for all columns),
+// on the fastest instruction set in use; bit-identical to calling dot() for each.
+void dot_tile(DType weight, DotOrder order, const DotTile& t);
+
 // Forces the portable scalar code (true) or the fastest the CPU supports (false). The default
 // is the fastest unless the environment sets ENGINE_CPU_SCALAR=1. Meant for tests.
 void set_cpu_features_override(bool scalar_only);
-// True when the AVX2/FMA paths are in use.
+// True when a SIMD instruction set is in use (see cpu_features.h for the levels).
 bool simd_active();
 
 }  // namespace engine::cpu

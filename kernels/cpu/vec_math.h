@@ -23,6 +23,11 @@ inline float vec_expf(float x) {
   return std::ldexp(j, static_cast<int>(n));
 }
 
+// y[i] = vec_expf(x[i] - shift) and y[i] = silu(x[i]) = x[i] / (1 + vec_expf(-x[i])) for
+// n a multiple of kLanes, on the fastest instruction set in use (vec_math.cpp).
+void exp_shifted_lanes(const float* x, float shift, float* y, int64_t n);
+void silu_lanes(const float* x, float* y, int64_t n);
+
 // Sum of one vector's lanes by halving: lanes i and i+8, then i and i+4, i+2, i+1.
 inline float reduce_lanes(const float* v) {
   float h[8], q[4];

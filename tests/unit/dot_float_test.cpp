@@ -47,6 +47,14 @@ TEST(DotFloat, F32RowAddsLeftoversInFloat) {
   EXPECT_EQ(dot_f32_row(66, w.data(), a.data()), k2p24);  // each leftover 1 is lost to rounding
 }
 
+TEST(DotFloat, F32RowFusesEachLeftoverMultiplyAdd) {
+  const float e = 1.0f + std::ldexp(1.0f, -12);  // e * e = 1 + 2^-11 + 2^-24 needs 25 bits
+  std::vector<float> w(65, 0.0f), a(65, 0.0f);
+  w[0] = 1.0f, a[0] = -1.0f;
+  w[64] = e, a[64] = e;
+  EXPECT_EQ(dot_f32_row(65, w.data(), a.data()), std::ldexp(1.0f, -11) + std::ldexp(1.0f, -24));
+}
+
 TEST(DotFloat, F16TiledAndRowOrders) {
   std::vector<float> w(64, 0.0f), a(64, 0.0f);
   w[0] = 2048.0f, a[0] = 8192.0f;    // 2^24

@@ -1,0 +1,109 @@
+// The SIMD kernels for AVX2 + FMA + F16C: the 16-lane float orders run on pairs of 8-lane
+// registers, the bf16 dot product is emulated. Compiled for those features by target pragma
+// only, and called only when the CPU has them (cpu_features.cpp).
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "cpu/simd_kernels.h"
+#include "cpu/vec_math.h"
+#include "engine/quants.h"
+#include "quant_formats.h"
+
+// Everything below (and nothing above: the headers' inline functions stay portable).
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c,bmi,bmi2")
+
+namespace engine::cpu::avx2 {
+namespace {
+
+struct VF {
+  __m256 lo, hi;  // lanes 0..7 and 8..15
+};
+
+inline VF vf_zero() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
+inline VF vf_set1(float v) { return {_mm256_set1_ps(v), _mm256_set1_ps(v)}; }
+inline VF vf_load_f32(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
+inline VF vf_load_f16(const uint16_t* p) {
+  return {_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
+          _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8)))};
+}
+inline VF vf_add(VF a, VF b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
+inline VF vf_sub(VF a, VF b) { return {_mm256_sub_ps(a.lo, b.lo), _mm256_sub_ps(a.hi, b.hi)}; }
+inline VF vf_mul(VF a, VF b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
+inline VF vf_div(VF a, VF b) { return {_mm256_div_ps(a.lo, b.lo), _mm256_div_ps(a.hi, b.hi)}; }
+inline VF vf_fma(VF a, VF b, VF c) { return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)}; }
+inline void vf_store(float* p, VF v) {
+  _mm256_storeu_ps(p, v.lo);
+  _mm256_storeu_ps(p + 8, v.hi);
+}
+
+// Denormals (exponent bits zero) become zero of the same sign.
+inline __m256 flush_denormal8(__m256 v) {
+  const __m256i b = _mm256_castps_si256(v);
+  const __m256i tiny = _mm256_cmpeq_epi32(_mm256_and_si256(b, _mm256_set1_epi32(0x7f800000)), _mm256_setzero_si256());
+  const __m256i sign_only = _mm256_and_si256(b, _mm256_set1_epi32(static_cast<int32_t>(0x80000000u)));
+  return _mm256_castsi256_ps(_mm256_blendv_epi8(b, sign_only, tiny));
+}
+
+// 2^k for integral k in [-126, 127].
+inline __m256 pow2_8(__m256i k) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23)); }
+
+// j * 2^n as two exact power-of-two products (n integral, |n| <= 192), so that only the last
+// rounds, as ldexp does; 0 or inf where |n| > 192.
+inline __m256 exp_scale8(__m256 j, __m256 n) {
+  const __m256i ni = _mm256_cvttps_epi32(n);
+  const __m256i n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
+  const __m256 r = _mm256_mul_ps(_mm256_mul_ps(j, pow2_8(n1)), pow2_8(n2));
+  const __m256 abs_n = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), n);
+  const __m256 big = _mm256_cmp_ps(abs_n, _mm256_set1_ps(192.0f), _CMP_GT_OQ);
+  const __m256 positive = _mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_GT_OQ);
+  const __m256 limit = _mm256_and_ps(positive, _mm256_set1_ps(__builtin_inff()));
+  return _mm256_blendv_ps(r, limit, big);
+}
+
+inline VF vf_exp_scale(VF j, VF n) { return {exp_scale8(j.lo, n.lo), exp_scale8(j.hi, n.hi)}; }
+
+// The odd / even elements of 16 bf16 pairs as floats, denormals flushed.
+inline __m256 bf16_odd8(__m256i x) {
+  return flush_denormal8(_mm256_castsi256_ps(_mm256_and_si256(x, _mm256_set1_epi32(static_cast<int32_t>(0xffff0000u)))));
+}
+inline __m256 bf16_even8(__m256i x) { return flush_denormal8(_mm256_castsi256_ps(_mm256_slli_epi32(x, 16))); }
+
+// One AVX512_BF16 dot-product step, emulated on eight lanes (16 bf16 pairs): lane j adds pair
+// 2j+1's product, then pair 2j's, each sum rounded; denormal inputs and results flushed.
+inline __m256 dpbf16_8(__m256 acc, const uint16_t* w, const uint16_t* a) {
+  const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+  const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
+  const __m256 s = flush_denormal8(_mm256_add_ps(acc, _mm256_mul_ps(bf16_odd8(wv), bf16_odd8(av))));
+  return flush_denormal8(_mm256_add_ps(s, _mm256_mul_ps(bf16_even8(wv), bf16_even8(av))));
+}
+
+template <bool Native>
+inline VF dpbf16(VF acc, const uint16_t* w, const uint16_t* a) {
+  static_assert(!Native, "AVX2 has no bf16 dot-product instruction");
+  return {dpbf16_8(acc.lo, w, a), dpbf16_8(acc.hi, w + 16, a + 16)};
+}
+
+#define ENGINE_SIMD_VNNI 0
+#define ENGINE_TILE_ROWS 2
+#include "cpu/simd_kernels_impl.h"
+#undef ENGINE_SIMD_VNNI
+#undef ENGINE_TILE_ROWS
+
+}  // namespace
+
+bool dot_tile(DType weight, DotOrder order, const DotTile& t) { return dot_tile_impl<false>(weight, order, t); }
+
+bool quantize_activation(DType act, const float* x, void* dst, int64_t n) { return quantize_activation_impl(act, x, dst, n); }
+
+void exp_shifted(const float* x, float shift, float* y, int64_t n) { exp_shifted_impl(x, shift, y, n); }
+
+void silu(const float* x, float* y, int64_t n) { silu_impl(x, y, n); }
+
+}  // namespace engine::cpu::avx2
+
+#pragma GCC pop_options

@@ -1,0 +1,96 @@
+// The SIMD kernels for AVX-512 (F, BW, DQ, VL, VNNI): 16 float lanes in one register; the
+// bf16 dot product natively (AVX512_BF16) or emulated. Compiled for those features by target
+// pragma only, and called only when the CPU has them (cpu_features.cpp).
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "cpu/simd_kernels.h"
+#include "cpu/vec_math.h"
+#include "engine/quants.h"
+#include "quant_formats.h"
+
+// Everything below (and nothing above: the headers' inline functions stay portable).
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx2,fma,f16c,bmi,bmi2")
+// GCC 12's AVX-512 intrinsics start from an undefined vector and trip this warning.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace engine::cpu::avx512 {
+namespace {
+
+using VF = __m512;
+
+inline VF vf_zero() { return _mm512_setzero_ps(); }
+inline VF vf_set1(float v) { return _mm512_set1_ps(v); }
+inline VF vf_load_f32(const float* p) { return _mm512_loadu_ps(p); }
+inline VF vf_load_f16(const uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+inline VF vf_add(VF a, VF b) { return _mm512_add_ps(a, b); }
+inline VF vf_sub(VF a, VF b) { return _mm512_sub_ps(a, b); }
+inline VF vf_mul(VF a, VF b) { return _mm512_mul_ps(a, b); }
+inline VF vf_div(VF a, VF b) { return _mm512_div_ps(a, b); }
+inline VF vf_fma(VF a, VF b, VF c) { return _mm512_fmadd_ps(a, b, c); }
+inline void vf_store(float* p, VF v) { _mm512_storeu_ps(p, v); }
+
+// Denormals (exponent bits zero) become zero of the same sign.
+inline VF vf_flush_denormal(VF v) {
+  const __m512i b = _mm512_castps_si512(v);
+  const __mmask16 tiny = _mm512_testn_epi32_mask(b, _mm512_set1_epi32(0x7f800000));
+  return _mm512_castsi512_ps(_mm512_mask_and_epi32(b, tiny, b, _mm512_set1_epi32(static_cast<int32_t>(0x80000000u))));
+}
+
+inline VF vf_exp_scale(VF j, VF n) {
+  const __mmask16 big = _mm512_cmp_ps_mask(_mm512_abs_ps(n), _mm512_set1_ps(192.0f), _CMP_GT_OQ);
+  const __mmask16 positive = _mm512_cmp_ps_mask(n, _mm512_setzero_ps(), _CMP_GT_OQ);
+  const VF r = _mm512_mask_mov_ps(_mm512_scalef_ps(j, n), big, _mm512_setzero_ps());
+  return _mm512_mask_mov_ps(r, big & positive, _mm512_set1_ps(__builtin_inff()));
+}
+
+// The odd / even elements of 32 bf16 pairs as floats, denormals flushed.
+inline VF bf16_odd(__m512i x) {
+  return vf_flush_denormal(_mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32(static_cast<int32_t>(0xffff0000u)))));
+}
+inline VF bf16_even(__m512i x) { return vf_flush_denormal(_mm512_castsi512_ps(_mm512_slli_epi32(x, 16))); }
+
+// One AVX512_BF16 dot-product step, emulated: lane j adds pair 2j+1's product, then pair
+// 2j's, each sum rounded; denormal inputs and results are flushed to zero.
+inline VF dpbf16_emulated(VF acc, const uint16_t* w, const uint16_t* a) {
+  const __m512i wv = _mm512_loadu_si512(w), av = _mm512_loadu_si512(a);
+  const VF s = vf_flush_denormal(_mm512_add_ps(acc, _mm512_mul_ps(bf16_odd(wv), bf16_odd(av))));
+  return vf_flush_denormal(_mm512_add_ps(s, _mm512_mul_ps(bf16_even(wv), bf16_even(av))));
+}
+
+__attribute__((target("avx512bf16"))) VF dpbf16_native(VF acc, const uint16_t* w, const uint16_t* a) {
+  return _mm512_dpbf16_ps(acc, reinterpret_cast<__m512bh>(_mm512_loadu_si512(a)), reinterpret_cast<__m512bh>(_mm512_loadu_si512(w)));
+}
+
+template <bool Native>
+inline VF dpbf16(VF acc, const uint16_t* w, const uint16_t* a) {
+  if constexpr (Native) return dpbf16_native(acc, w, a);
+  return dpbf16_emulated(acc, w, a);
+}
+
+#define ENGINE_SIMD_VNNI 1
+#define ENGINE_TILE_ROWS 4
+#include "cpu/simd_kernels_impl.h"
+#undef ENGINE_SIMD_VNNI
+#undef ENGINE_TILE_ROWS
+
+}  // namespace
+
+bool dot_tile(DType weight, DotOrder order, const DotTile& t, bool native_bf16) {
+  return native_bf16 ? dot_tile_impl<true>(weight, order, t) : dot_tile_impl<false>(weight, order, t);
+}
+
+bool quantize_activation(DType act, const float* x, void* dst, int64_t n) { return quantize_activation_impl(act, x, dst, n); }
+
+void exp_shifted(const float* x, float shift, float* y, int64_t n) { exp_shifted_impl(x, shift, y, n); }
+
+void silu(const float* x, float* y, int64_t n) { silu_impl(x, y, n); }
+
+}  // namespace engine::cpu::avx512
+
+#pragma GCC pop_options

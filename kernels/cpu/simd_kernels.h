@@ -1,0 +1,28 @@
+#pragma once
+// Entry points of the SIMD kernels, one namespace per instruction set (simd_avx2.cpp,
+// simd_avx512.cpp). Each reproduces its scalar twin bit for bit; the dispatch in vec_dot.cpp,
+// soft_max.cpp and unary.cpp picks them by simd_level().
+#include <cstddef>
+#include <cstdint>
+
+#include "cpu/vec_dot.h"
+#include "engine/dtype.h"
+
+namespace engine::cpu {
+
+namespace avx2 {
+bool dot_tile(DType weight, DotOrder order, const DotTile& t);
+bool quantize_activation(DType act, const float* x, void* dst, int64_t n);
+void exp_shifted(const float* x, float shift, float* y, int64_t n);
+void silu(const float* x, float* y, int64_t n);
+}  // namespace avx2
+
+namespace avx512 {
+// native_bf16: use the AVX512_BF16 dot-product instruction instead of its emulation.
+bool dot_tile(DType weight, DotOrder order, const DotTile& t, bool native_bf16);
+bool quantize_activation(DType act, const float* x, void* dst, int64_t n);
+void exp_shifted(const float* x, float shift, float* y, int64_t n);
+void silu(const float* x, float* y, int64_t n);
+}  // namespace avx512
+
+}  // namespace engine::cpu

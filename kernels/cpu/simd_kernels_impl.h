@@ -1,0 +1,764 @@
+// The SIMD kernels' bodies, written once over a small vector vocabulary and compiled per
+// instruction set: simd_avx2.cpp and simd_avx512.cpp each include this file inside an
+// anonymous namespace of their own, after defining
+//   VF (16 float lanes) with vf_zero, vf_set1, vf_load_f32, vf_load_f16, vf_add, vf_sub,
+//   vf_mul, vf_div, vf_fma (a*b+c), vf_store, vf_flush_denormal, vf_bf16_even, vf_bf16_odd,
+//   vf_exp_scale (j * 2^n, 0 / inf where |n| > 192);
+//   dpbf16(acc, w, a) with the AVX512_BF16 semantics (see dot_float.cpp);
+//   ENGINE_SIMD_VNNI (1: the 256-bit integer dot-product instruction exists), ENGINE_TILE_ROWS.
+// Integer work uses 256-bit registers, as llama.cpp's quantized orders come from its AVX2 code.
+// Every function here evaluates floating point exactly as its scalar twin does (same roundings
+// in the same order per output); only which outputs are computed together differs.
+// This file has no include guard and no includes on purpose: its includer provides both.
+
+using engine::quant::BlockQ4_0;
+using engine::quant::BlockQ4_1;
+using engine::quant::BlockQ5_0;
+using engine::quant::BlockQ5_1;
+using engine::quant::BlockQ8_0;
+using engine::quant::BlockQ8_1;
+using engine::quant::BlockQ8_K;
+using engine::quant::KBlockInts;
+using engine::quant::kQK;
+using engine::quant::kQK_K;
+
+constexpr int kVecLanes = 16;
+
+inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// Row / column pointers of a tile block, clamped to the tile (edge blocks recompute the last
+// row or column; only valid outputs are stored).
+template <int N>
+void block_ptrs(const char* base, size_t stride, int64_t first, int64_t count, const char* (&p)[N]) {
+  for (int i = 0; i < N; ++i) p[i] = base + min_i64(first + i, count - 1) * static_cast<int64_t>(stride);
+}
+
+inline void store_out(const DotTile& t, int64_t r, int64_t c, float v) {
+  if (r < t.rows && c < t.cols) std::memcpy(t.out + r * t.out_row + c * t.out_col, &v, sizeof v);
+}
+
+// Calls block(r0, c0, CB) over the tile: rows in groups of RB, columns in groups of 4 where
+// at least 4 remain, else one at a time.
+template <int RB, typename Block4, typename Block1>
+void for_blocks(const DotTile& t, Block4 block4, Block1 block1) {
+  for (int64_t r0 = 0; r0 < t.rows; r0 += RB) {
+    int64_t c0 = 0;
+    for (; c0 + 4 <= t.cols; c0 += 4) block4(r0, c0);
+    for (; c0 < t.cols; ++c0) block1(r0, c0);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Float dots (F32, F16, BF16), llama.cpp's AVX-512 orders.
+
+inline VF vf_load(const float* p) { return vf_load_f32(p); }
+inline VF vf_load(const uint16_t* p) { return vf_load_f16(p); }
+
+// Tiled GEMM order: one 16-lane FMA accumulator per output, then the lane tree.
+template <typename T, int RB, int CB>
+void float_tiled_block(const DotTile& t, int64_t r0, int64_t c0) {
+  const char* wp[RB];
+  const char* ap[CB];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  VF acc[RB][CB];
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) acc[r][c] = vf_zero();
+  for (int64_t k = 0; k < t.n; k += kVecLanes) {
+    VF av[CB];
+    for (int c = 0; c < CB; ++c) av[c] = vf_load(reinterpret_cast<const T*>(ap[c]) + k);
+    for (int r = 0; r < RB; ++r) {
+      const VF wv = vf_load(reinterpret_cast<const T*>(wp[r]) + k);
+      for (int c = 0; c < CB; ++c) acc[r][c] = vf_fma(wv, av[c], acc[r][c]);
+    }
+  }
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) {
+      float lanes[kVecLanes];
+      vf_store(lanes, acc[r][c]);
+      store_out(t, r0 + r, c0 + c, reduce_lanes(lanes));
+    }
+}
+
+template <typename T>
+void float_tiled(const DotTile& t) {
+  for_blocks<ENGINE_TILE_ROWS>(
+      t, [&](int64_t r0, int64_t c0) { float_tiled_block<T, ENGINE_TILE_ROWS, 4>(t, r0, c0); },
+      [&](int64_t r0, int64_t c0) { float_tiled_block<T, ENGINE_TILE_ROWS, 1>(t, r0, c0); });
+}
+
+// BF16 tiled order: one dot-product accumulator per output.
+template <bool Native, int RB, int CB>
+void bf16_tiled_block(const DotTile& t, int64_t r0, int64_t c0) {
+  const char* wp[RB];
+  const char* ap[CB];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  VF acc[RB][CB];
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) acc[r][c] = vf_zero();
+  for (int64_t k = 0; k < t.n; k += 2 * kVecLanes)
+    for (int r = 0; r < RB; ++r)
+      for (int c = 0; c < CB; ++c)
+        acc[r][c] = dpbf16<Native>(acc[r][c], reinterpret_cast<const uint16_t*>(wp[r]) + k,
+                                   reinterpret_cast<const uint16_t*>(ap[c]) + k);
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) {
+      float lanes[kVecLanes];
+      vf_store(lanes, acc[r][c]);
+      store_out(t, r0 + r, c0 + c, reduce_lanes(lanes));
+    }
+}
+
+template <bool Native>
+void bf16_tiled(const DotTile& t) {
+  for_blocks<ENGINE_TILE_ROWS>(
+      t, [&](int64_t r0, int64_t c0) { bf16_tiled_block<Native, ENGINE_TILE_ROWS, 4>(t, r0, c0); },
+      [&](int64_t r0, int64_t c0) { bf16_tiled_block<Native, ENGINE_TILE_ROWS, 1>(t, r0, c0); });
+}
+
+constexpr int64_t kRowStepElems = 4 * kVecLanes;
+
+// vec_dot order: four accumulators over 64-element steps (a zero-padded last step when
+// `padded`), folded 0+2, 1+3, then 0+1, then the lane tree. Returns where leftovers start.
+template <typename T>
+int64_t float_row_vector_part(int64_t n, const T* w, const T* a, bool padded, float& sum) {
+  VF acc[4] = {vf_zero(), vf_zero(), vf_zero(), vf_zero()};
+  int64_t i = 0;
+  for (; i + kRowStepElems <= n; i += kRowStepElems)
+    for (int j = 0; j < 4; ++j) acc[j] = vf_fma(vf_load(w + i + j * kVecLanes), vf_load(a + i + j * kVecLanes), acc[j]);
+  if (padded && i < n) {
+    T wt[kRowStepElems] = {}, at[kRowStepElems] = {};
+    std::memcpy(wt, w + i, static_cast<size_t>(n - i) * sizeof(T));
+    std::memcpy(at, a + i, static_cast<size_t>(n - i) * sizeof(T));
+    for (int j = 0; j < 4; ++j) acc[j] = vf_fma(vf_load(wt + j * kVecLanes), vf_load(at + j * kVecLanes), acc[j]);
+    i = n;
+  }
+  const VF folded = vf_add(vf_add(acc[0], acc[2]), vf_add(acc[1], acc[3]));
+  float lanes[kVecLanes];
+  vf_store(lanes, folded);
+  sum = reduce_lanes(lanes);
+  return i;
+}
+
+float f32_row(int64_t n, const float* w, const float* a, bool padded) {
+  float sum;
+  for (int64_t i = float_row_vector_part(n, w, a, padded, sum); i < n; ++i) sum = __builtin_fmaf(w[i], a[i], sum);
+  return sum;
+}
+
+float f16_row(int64_t n, const uint16_t* w, const uint16_t* a, bool padded) {
+  float vsum;
+  int64_t i = float_row_vector_part(n, w, a, padded, vsum);
+  double sum = vsum;
+  for (; i < n; ++i) sum += static_cast<double>(fp16_to_fp32(w[i]) * fp16_to_fp32(a[i]));
+  return static_cast<float>(sum);
+}
+
+// vec_dot order for BF16: two dot-product accumulators over 64-element steps.
+template <bool Native>
+float bf16_row(int64_t n, const uint16_t* w, const uint16_t* a, bool padded) {
+  VF acc0 = vf_zero(), acc1 = vf_zero();
+  int64_t i = 0;
+  for (; i + kRowStepElems <= n; i += kRowStepElems) {
+    acc0 = dpbf16<Native>(acc0, w + i, a + i);
+    acc1 = dpbf16<Native>(acc1, w + i + 2 * kVecLanes, a + i + 2 * kVecLanes);
+  }
+  if (padded && i < n) {
+    uint16_t wt[kRowStepElems] = {}, at[kRowStepElems] = {};
+    std::memcpy(wt, w + i, static_cast<size_t>(n - i) * sizeof(uint16_t));
+    std::memcpy(at, a + i, static_cast<size_t>(n - i) * sizeof(uint16_t));
+    acc0 = dpbf16<Native>(acc0, wt, at);
+    acc1 = dpbf16<Native>(acc1, wt + 2 * kVecLanes, at + 2 * kVecLanes);
+    i = n;
+  }
+  float l0[kVecLanes], l1[kVecLanes];
+  vf_store(l0, acc0);
+  vf_store(l1, acc1);
+  double sum = reduce_lanes(l0);
+  sum += reduce_lanes(l1);
+  for (; i < n; ++i) sum += static_cast<double>(bf16_to_fp32(w[i]) * bf16_to_fp32(a[i]));
+  return static_cast<float>(sum);
+}
+
+template <typename RowFn>
+void per_output(const DotTile& t, RowFn fn) {
+  for (int64_t r = 0; r < t.rows; ++r)
+    for (int64_t c = 0; c < t.cols; ++c) store_out(t, r, c, fn(t.w + r * t.w_stride, t.a + c * t.a_stride));
+}
+
+template <bool Native>
+bool float_dot_tile(DType weight, DotOrder order, const DotTile& t) {
+  const bool tiled = order == DotOrder::kBatch, padded = order == DotOrder::kRowPadded;
+  switch (weight) {
+    case DType::F32:
+      if (tiled) return float_tiled<float>(t), true;
+      per_output(t, [&](const char* w, const char* a) {
+        return f32_row(t.n, reinterpret_cast<const float*>(w), reinterpret_cast<const float*>(a), padded);
+      });
+      return true;
+    case DType::F16:
+      if (tiled) return float_tiled<uint16_t>(t), true;
+      per_output(t, [&](const char* w, const char* a) {
+        return f16_row(t.n, reinterpret_cast<const uint16_t*>(w), reinterpret_cast<const uint16_t*>(a), padded);
+      });
+      return true;
+    case DType::BF16:
+      if (tiled) return bf16_tiled<Native>(t), true;
+      per_output(t, [&](const char* w, const char* a) {
+        return bf16_row<Native>(t.n, reinterpret_cast<const uint16_t*>(w), reinterpret_cast<const uint16_t*>(a), padded);
+      });
+      return true;
+    default: return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Integer helpers (256-bit).
+
+inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// acc + eight int32 lanes, lane L = sum of x*y over bytes 4L..4L+3; x unsigned, y signed.
+inline __m256i dot_u8_lanes(__m256i acc, __m256i x, __m256i y) {
+#if ENGINE_SIMD_VNNI
+  return _mm256_dpbusd_epi32(acc, x, y);
+#else
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1)));
+#endif
+}
+
+// As dot_u8_lanes with both signed (|x * y| <= 128 * 127).
+inline __m256i dot_s8_lanes(__m256i acc, __m256i x, __m256i y) {
+  return dot_u8_lanes(acc, _mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+}
+
+// Eight int32 lanes of sum(scale * x * y) over bytes 4L..4L+3; x unsigned (< 64), scale an
+// int16 per byte pair (bytes 0..15 take the low half's scale, 16..31 the high half's).
+inline __m256i dot_u8_scaled(__m256i x, __m256i y, __m256i scale16) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), scale16);
+}
+
+// Lane r of the result = sum of the eight lanes of v[r].
+inline __m256i sum_rows8(const __m256i* v) {
+  const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+  const __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31));
+}
+
+inline int32_t hsum_i32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// FloatLanes8::hsum: high half plus low half, lanes 0+2 and 1+3, then those two.
+inline float hsum_lanes8(__m256 v) {
+  float x[8];
+  _mm256_storeu_ps(x, v);
+  float h[4];
+  for (int i = 0; i < 4; ++i) h[i] = x[i + 4] + x[i];
+  return (h[0] + h[2]) + (h[1] + h[3]);
+}
+
+// The 32 unsigned nibbles of 16 bytes in element order: low nibbles, then high nibbles.
+inline __m256i nibbles32(const uint8_t* qs) {
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m128i m = _mm_set1_epi8(0x0F);
+  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
+}
+
+// 32 bits of qh spread to one byte each (0 or 0x10 = the fifth bit of a 5-bit level).
+inline __m256i fifth_bits(const uint8_t* qh_bytes) {
+  uint32_t qh;
+  std::memcpy(&qh, qh_bytes, 4);
+  const __m256i shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
+  const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int32_t>(qh)), shuf);
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit), _mm256_set1_epi8(0x10));
+}
+
+// Exact for every finite half, as fp16_to_fp32.
+inline float half(uint16_t h) { return _cvtsh_ss(h); }
+
+// ---------------------------------------------------------------------------------------------
+// Legacy blocks, AVX2 eight-lane order: per output eight float lanes, lanes += (dw * da) *
+// exact lane sums per block, the Q8_1 forms also a scalar fused running sum of m * s.
+
+struct Q8_0Levels {  // signed levels against Q8_0
+  using Block = BlockQ8_0;
+  static constexpr bool kSigned = true;
+  static __m256i levels(const Block& b) { return load256(b.qs); }
+};
+struct Q5_0Levels {
+  using Block = BlockQ5_0;
+  static constexpr bool kSigned = true;
+  static __m256i levels(const Block& b) {
+    return _mm256_sub_epi8(_mm256_or_si256(nibbles32(b.qs), fifth_bits(b.qh)), _mm256_set1_epi8(16));
+  }
+};
+struct Q4_1Levels {  // unsigned levels against Q8_1
+  using Block = BlockQ4_1;
+  static constexpr bool kSigned = false;
+  static __m256i levels(const Block& b) { return nibbles32(b.qs); }
+};
+struct Q5_1Levels {
+  using Block = BlockQ5_1;
+  static constexpr bool kSigned = false;
+  static __m256i levels(const Block& b) { return _mm256_or_si256(nibbles32(b.qs), fifth_bits(b.qh)); }
+};
+
+template <typename L, int RB, int CB>
+void legacy_lanes_block(const DotTile& t, int64_t r0, int64_t c0) {
+  using Block = typename L::Block;
+  using Act = std::conditional_t<L::kSigned, BlockQ8_0, BlockQ8_1>;
+  const char* wp[RB];
+  const char* ap[CB];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  __m256 acc[RB][CB];
+  float mins[RB][CB] = {};
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) acc[r][c] = _mm256_setzero_ps();
+  for (int64_t i = 0; i < t.n / kQK; ++i) {
+    __m256i lv[RB];
+    float dw[RB];
+    for (int r = 0; r < RB; ++r) {
+      const Block& b = reinterpret_cast<const Block*>(wp[r])[i];
+      lv[r] = L::levels(b);
+      dw[r] = half(b.d);
+    }
+    for (int c = 0; c < CB; ++c) {
+      const Act& a = reinterpret_cast<const Act*>(ap[c])[i];
+      const __m256i av = load256(a.qs);
+      const float da = half(a.d);
+      for (int r = 0; r < RB; ++r) {
+        if constexpr (!L::kSigned) {
+          const Block& b = reinterpret_cast<const Block*>(wp[r])[i];
+          mins[r][c] = __builtin_fmaf(half(b.m), half(a.s), mins[r][c]);
+        }
+        const __m256i zero = _mm256_setzero_si256();
+        const __m256i lanes = L::kSigned ? dot_s8_lanes(zero, lv[r], av) : dot_u8_lanes(zero, lv[r], av);
+        acc[r][c] = _mm256_fmadd_ps(_mm256_set1_ps(dw[r] * da), _mm256_cvtepi32_ps(lanes), acc[r][c]);
+      }
+    }
+  }
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) store_out(t, r0 + r, c0 + c, L::kSigned ? hsum_lanes8(acc[r][c]) : hsum_lanes8(acc[r][c]) + mins[r][c]);
+}
+
+template <typename L>
+void legacy_lanes(const DotTile& t) {
+  for_blocks<2>(
+      t, [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, 2, 4>(t, r0, c0); },
+      [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, 2, 1>(t, r0, c0); });
+}
+
+// Q4_0 repacked order: per output one float accumulator, one FMA per block of its exact
+// integer dot. Eight weight rows share a vector, one lane each. The levels are dotted as
+// unsigned nibbles, each row's lanes starting from -8 * (the activation's lane sums).
+template <int CB>
+void q4_0_serial_block(const DotTile& t, int64_t r0, int64_t c0) {
+  const char* wp[8];
+  const char* ap[CB];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  __m256 acc[CB];
+  for (int c = 0; c < CB; ++c) acc[c] = _mm256_setzero_ps();
+  const __m256i minus_eight = _mm256_set1_epi16(-8);
+  for (int64_t i = 0; i < t.n / kQK; ++i) {
+    __m256i q[8];
+    alignas(16) uint16_t dh[8];
+    for (int r = 0; r < 8; ++r) {
+      const BlockQ4_0& b = reinterpret_cast<const BlockQ4_0*>(wp[r])[i];
+      q[r] = nibbles32(b.qs);
+      dh[r] = b.d;
+    }
+    const __m256 dw = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dh)));
+    for (int c = 0; c < CB; ++c) {
+      const BlockQ8_0& a = reinterpret_cast<const BlockQ8_0*>(ap[c])[i];
+      const __m256i av = load256(a.qs);
+      const __m256i offset = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), av), minus_eight);
+      __m256i s[8];
+      for (int r = 0; r < 8; ++r) s[r] = dot_u8_lanes(offset, q[r], av);
+      const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(half(a.d)));
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_rows8(s)), scale, acc[c]);
+    }
+  }
+  for (int c = 0; c < CB; ++c) {
+    float v[8];
+    _mm256_storeu_ps(v, acc[c]);
+    for (int r = 0; r < 8; ++r) store_out(t, r0 + r, c0 + c, v[r]);
+  }
+}
+
+void q4_0_serial(const DotTile& t) {
+  for_blocks<8>(
+      t, [&](int64_t r0, int64_t c0) { q4_0_serial_block<4>(t, r0, c0); },
+      [&](int64_t r0, int64_t c0) { q4_0_serial_block<1>(t, r0, c0); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// K-quants. A super-block row is first unpacked to bytes (unsigned levels, except Q3_K) and
+// int16 scale vectors, then dotted with Q8_K activations.
+
+struct KRow {
+  alignas(32) uint8_t q[kQK_K];
+  __m256i scale[8];  // per 32-element chunk: int16 scales of its two 16-element groups
+  __m128i scales16[2];
+  __m256i min16;     // int16 mins of the 16 groups
+  float d, dmin;
+};
+
+inline void set_scales(const KBlockInts& s, KRow& row) {
+  alignas(32) int16_t all[16], mins[16];
+  for (int g = 0; g < 16; ++g) {
+    all[g] = static_cast<int16_t>(s.scale[g]);
+    mins[g] = static_cast<int16_t>(s.min[g]);
+  }
+  for (int k = 0; k < 8; ++k)
+    row.scale[k] = _mm256_set_m128i(_mm_set1_epi16(all[2 * k + 1]), _mm_set1_epi16(all[2 * k]));
+  row.min16 = _mm256_load_si256(reinterpret_cast<const __m256i*>(mins));
+  row.scales16[0] = _mm_load_si128(reinterpret_cast<const __m128i*>(all));
+  row.scales16[1] = _mm_load_si128(reinterpret_cast<const __m128i*>(all + 8));
+  row.d = s.d;
+  row.dmin = s.dmin;
+}
+
+inline void store256(uint8_t* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+
+// Bits shift..shift+1 of each byte of h, moved to bits 4..5.
+inline __m256i q6_high_bits(__m256i h, int shift) {
+  return _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, shift), _mm256_set1_epi8(3)), 4);
+}
+
+// Unpacks one super-block of `type` into row (Q6_K levels + 32, Q3_K signed).
+void unpack_k_row(DType type, const uint8_t* block, KRow& row) {
+  KBlockInts s;
+  engine::quant::unpack_k_scales(type, block, s);
+  set_scales(s, row);
+  const __m256i m2 = _mm256_set1_epi8(3), m4 = _mm256_set1_epi8(0x0F);
+  switch (type) {
+    case DType::Q2_K: {
+      const auto& b = *reinterpret_cast<const engine::quant::BlockQ2_K*>(block);
+      for (int n = 0; n < 2; ++n) {
+        const __m256i x = load256(b.qs + 32 * n);
+        for (int j = 0; j < 4; ++j) store256(row.q + 128 * n + 32 * j, _mm256_and_si256(_mm256_srli_epi16(x, 2 * j), m2));
+      }
+      return;
+    }
+    case DType::Q3_K: {
+      const auto& b = *reinterpret_cast<const engine::quant::BlockQ3_K*>(block);
+      const __m256i hm = load256(b.hmask);
+      for (int n = 0; n < 2; ++n) {
+        const __m256i x = load256(b.qs + 32 * n);
+        for (int j = 0; j < 4; ++j) {
+          const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << (4 * n + j)));
+          const __m256i missing = _mm256_andnot_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), bit), _mm256_set1_epi8(4));
+          store256(row.q + 128 * n + 32 * j, _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(x, 2 * j), m2), missing));
+        }
+      }
+      return;
+    }
+    case DType::Q4_K:
+    case DType::Q5_K: {
+      const bool five = type == DType::Q5_K;
+      const auto* b5 = reinterpret_cast<const engine::quant::BlockQ5_K*>(block);
+      const uint8_t* qs = five ? b5->qs : reinterpret_cast<const engine::quant::BlockQ4_K*>(block)->qs;
+      const __m256i hb = five ? load256(b5->qh) : _mm256_setzero_si256();
+      for (int j = 0; j < 4; ++j) {
+        const __m256i x = load256(qs + 32 * j);
+        __m256i lo = _mm256_and_si256(x, m4), hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), m4);
+        if (five) {
+          const __m256i b0 = _mm256_set1_epi8(static_cast<char>(1 << (2 * j)));
+          const __m256i b1 = _mm256_set1_epi8(static_cast<char>(1 << (2 * j + 1)));
+          const __m256i sixteen = _mm256_set1_epi8(16);
+          lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hb, b0), b0), sixteen));
+          hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hb, b1), b1), sixteen));
+        }
+        store256(row.q + 64 * j, lo);
+        store256(row.q + 64 * j + 32, hi);
+      }
+      return;
+    }
+    case DType::Q6_K: {
+      const auto& b = *reinterpret_cast<const engine::quant::BlockQ6_K*>(block);
+      for (int n = 0; n < 2; ++n) {
+        const __m256i l0 = load256(b.ql + 64 * n), l1 = load256(b.ql + 64 * n + 32), h = load256(b.qh + 32 * n);
+        uint8_t* q = row.q + 128 * n;
+        store256(q, _mm256_or_si256(_mm256_and_si256(l0, m4), q6_high_bits(h, 0)));
+        store256(q + 32, _mm256_or_si256(_mm256_and_si256(l1, m4), q6_high_bits(h, 2)));
+        store256(q + 64, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), q6_high_bits(h, 4)));
+        store256(q + 96, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), q6_high_bits(h, 6)));
+      }
+      return;
+    }
+    default: return;
+  }
+}
+
+// Scaled lane sums of chunks [k0, k1) of a row against activation bytes (lane L of chunk k:
+// elements 32k + 4L .. 32k + 4L + 3).
+template <bool Signed>
+inline __m256i k_lanes(const KRow& row, const int8_t* aq, int k0, int k1) {
+  __m256i s = _mm256_setzero_si256();
+  for (int k = k0; k < k1; ++k) {
+    const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(row.q + 32 * k));
+    const __m256i a = load256(aq + 32 * k);
+    const __m256i p = Signed ? dot_u8_scaled(_mm256_sign_epi8(q, q), _mm256_sign_epi8(a, q), row.scale[k])
+                             : dot_u8_scaled(q, a, row.scale[k]);
+    s = _mm256_add_epi32(s, p);
+  }
+  return s;
+}
+
+// Unpacks super-blocks of rows r0 .. r0 + RB - 1 (clamped to the tile) once for all columns:
+// rows[b * RB + r] is super-block b of row r. Reused per thread, so no allocation per call.
+template <int RB>
+const KRow* unpack_k_rows(DType type, const DotTile& t, int64_t r0) {
+  thread_local std::vector<KRow> rows;
+  const int64_t nb = t.n / kQK_K;
+  if (static_cast<int64_t>(rows.size()) < nb * RB) rows.resize(static_cast<size_t>(nb * RB));
+  const char* wp[RB];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  const size_t block_bytes = dtype_info(type).block_bytes;
+  for (int64_t i = 0; i < nb; ++i)
+    for (int r = 0; r < RB; ++r) unpack_k_row(type, reinterpret_cast<const uint8_t*>(wp[r]) + i * block_bytes, rows[i * RB + r]);
+  return rows.data();
+}
+
+// Repacked K-quant order (Q4_K, Q2_K): per run of `groups` 16-element groups, one FMA of the
+// run's exact scaled sum with dw * da and one of its min sum with dmin_w * da; eight weight
+// rows share a vector, one lane each.
+template <int CB>
+void k_serial_block(int groups, const KRow* unpacked, const DotTile& t, int64_t r0, int64_t c0) {
+  const char* ap[CB];
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  const int runs = 16 / groups, chunks = groups / 2;
+  __m256 acc[CB], acc_min[CB];
+  for (int c = 0; c < CB; ++c) acc[c] = acc_min[c] = _mm256_setzero_ps();
+  const __m256i lane_index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (int64_t i = 0; i < t.n / kQK_K; ++i) {
+    const KRow* rows = unpacked + i * 8;
+    alignas(32) float d[8], dmin[8];
+    for (int r = 0; r < 8; ++r) {
+      d[r] = rows[r].d;
+      dmin[r] = rows[r].dmin;
+    }
+    const __m256 dv = _mm256_load_ps(d), dminv = _mm256_load_ps(dmin);
+    for (int c = 0; c < CB; ++c) {
+      const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(ap[c])[i];
+      const __m256i bsums = load256(a.bsums);
+      const __m256 da = _mm256_set1_ps(a.d);
+      const __m256 scale = _mm256_mul_ps(dv, da), scale_min = _mm256_mul_ps(dminv, da);
+      __m256i mins_all[8];
+      for (int r = 0; r < 8; ++r) mins_all[r] = _mm256_madd_epi16(rows[r].min16, bsums);  // lane L: groups 2L, 2L+1
+      for (int run = 0; run < runs; ++run) {
+        __m256i s[8], m[8];
+        const __m256i in_run = _mm256_and_si256(_mm256_cmpgt_epi32(lane_index, _mm256_set1_epi32(run * chunks - 1)),
+                                                _mm256_cmpgt_epi32(_mm256_set1_epi32((run + 1) * chunks), lane_index));
+        for (int r = 0; r < 8; ++r) {
+          s[r] = k_lanes<false>(rows[r], a.qs, run * chunks, (run + 1) * chunks);
+          m[r] = _mm256_and_si256(mins_all[r], in_run);
+        }
+        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_rows8(s)), scale, acc[c]);
+        acc_min[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_rows8(m)), scale_min, acc_min[c]);
+      }
+    }
+  }
+  for (int c = 0; c < CB; ++c) {
+    float v[8];
+    _mm256_storeu_ps(v, _mm256_sub_ps(acc[c], acc_min[c]));
+    for (int r = 0; r < 8; ++r) store_out(t, r0 + r, c0 + c, v[r]);
+  }
+}
+
+void k_serial(DType type, int groups, const DotTile& t) {
+  for (int64_t r0 = 0; r0 < t.rows; r0 += 8) {
+    const KRow* rows = unpack_k_rows<8>(type, t, r0);
+    int64_t c0 = 0;
+    for (; c0 + 4 <= t.cols; c0 += 4) k_serial_block<4>(groups, rows, t, r0, c0);
+    for (; c0 < t.cols; ++c0) k_serial_block<1>(groups, rows, t, r0, c0);
+  }
+}
+
+// AVX2 eight-lane K orders (Q3_K, Q5_K, Q6_K): lanes += (da * dw) * exact lane sums per
+// super-block; Q6_K takes its offset 32 back per lane, Q5_K adds a fused running min sum.
+template <int RB, int CB>
+void k_lanes_block(DType type, const KRow* unpacked, const DotTile& t, int64_t r0, int64_t c0) {
+  const char* ap[CB];
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  __m256 acc[RB][CB];
+  float mins[RB][CB] = {};
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) acc[r][c] = _mm256_setzero_ps();
+  for (int64_t i = 0; i < t.n / kQK_K; ++i) {
+    const KRow* rows = unpacked + i * RB;
+    for (int c = 0; c < CB; ++c) {
+      const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(ap[c])[i];
+      const __m256i bsums = load256(a.bsums);
+      for (int r = 0; r < RB; ++r) {
+        const KRow& w = rows[r];
+        __m256i lanes = type == DType::Q3_K ? k_lanes<true>(w, a.qs, 0, 8) : k_lanes<false>(w, a.qs, 0, 8);
+        if (type == DType::Q6_K) {
+          const __m256i scales = _mm256_set_m128i(w.scales16[1], w.scales16[0]);
+          lanes = _mm256_sub_epi32(lanes, _mm256_slli_epi32(_mm256_madd_epi16(scales, bsums), 5));
+        }
+        acc[r][c] = _mm256_fmadd_ps(_mm256_set1_ps(a.d * w.d), _mm256_cvtepi32_ps(lanes), acc[r][c]);
+        if (type == DType::Q5_K) {
+          const float min_sum = static_cast<float>(hsum_i32(_mm256_madd_epi16(w.min16, bsums)));
+          mins[r][c] = __builtin_fmaf(-a.d * w.dmin, min_sum, mins[r][c]);
+        }
+      }
+    }
+  }
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) {
+      const float lanes = hsum_lanes8(acc[r][c]);
+      store_out(t, r0 + r, c0 + c, type == DType::Q5_K ? lanes + mins[r][c] : lanes);
+    }
+}
+
+void k_lanes_tile(DType type, const DotTile& t) {
+  for (int64_t r0 = 0; r0 < t.rows; r0 += 2) {
+    const KRow* rows = unpack_k_rows<2>(type, t, r0);
+    int64_t c0 = 0;
+    for (; c0 + 4 <= t.cols; c0 += 4) k_lanes_block<2, 4>(type, rows, t, r0, c0);
+    for (; c0 < t.cols; ++c0) k_lanes_block<2, 1>(type, rows, t, r0, c0);
+  }
+}
+
+template <bool Native>
+bool dot_tile_impl(DType weight, DotOrder order, const DotTile& t) {
+  const bool batch = order == DotOrder::kBatch;
+  switch (weight) {
+    case DType::F32:
+    case DType::F16:
+    case DType::BF16: return float_dot_tile<Native>(weight, order, t);
+    case DType::Q8_0: return legacy_lanes<Q8_0Levels>(t), true;
+    case DType::Q5_0: return legacy_lanes<Q5_0Levels>(t), true;
+    case DType::Q4_1: return legacy_lanes<Q4_1Levels>(t), true;
+    case DType::Q5_1: return legacy_lanes<Q5_1Levels>(t), true;
+    case DType::Q4_0: return q4_0_serial(t), true;
+    case DType::Q4_K: return k_serial(weight, batch ? 4 : 16, t), true;
+    case DType::Q2_K: return k_serial(weight, batch ? 8 : 16, t), true;
+    case DType::Q3_K:
+    case DType::Q5_K:
+    case DType::Q6_K: return k_lanes_tile(weight, t), true;
+    default: return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Activation quantizers: llama.cpp's SIMD Q8_0 / Q8_1 (x * 127 / amax, half to even) and Q8_K.
+
+inline __m256i round_to_i8x32(const float* x, __m256 id) {
+  const __m256i i0 = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x), id));
+  const __m256i i1 = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 8), id));
+  const __m256i i2 = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 16), id));
+  const __m256i i3 = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 24), id));
+  // packs interleave 128-bit halves; the permute puts the 32 bytes back in element order.
+  const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(i0, i1), _mm256_packs_epi32(i2, i3));
+  return _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+inline float absmax32(const float* x) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 m = _mm256_andnot_ps(sign, _mm256_loadu_ps(x));
+  for (int j = 8; j < 32; j += 8) m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + j)));
+  __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+  h = _mm_max_ss(h, _mm_movehdup_ps(h));
+  return _mm_cvtss_f32(h);
+}
+
+template <typename Block>
+void quantize_q8_simd(const float* x, Block* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, x += kQK) {
+    const float amax = absmax32(x);
+    const float d = amax / 127;
+    const float id = d == 0 ? 0.0f : 127.0f / amax;
+    y[i].d = fp32_to_fp16(d);
+    const __m256i q = round_to_i8x32(x, _mm256_set1_ps(id));
+    store256(reinterpret_cast<uint8_t*>(y[i].qs), q);
+    if constexpr (std::is_same_v<Block, BlockQ8_1>) {
+      const int sum = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q), _mm256_set1_epi16(1)));
+      y[i].s = fp32_to_fp16(static_cast<float>(sum) * d);
+    }
+  }
+}
+
+void quantize_q8_K_simd(const float* x, BlockQ8_K* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, x += kQK_K) {
+    float amax = 0;
+    for (int j = 0; j < kQK_K; j += kQK) {
+      const float m = absmax32(x + j);
+      amax = m > amax ? m : amax;
+    }
+    if (amax == 0) {
+      std::memset(&y[i], 0, sizeof(BlockQ8_K));
+      continue;
+    }
+    // The first element of largest magnitude gives the sign, as in the scalar search.
+    int first = 0;
+    const __m256 target = _mm256_set1_ps(amax), sign = _mm256_set1_ps(-0.0f);
+    for (int j = 0; j < kQK_K; j += 8) {
+      const int mask = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + j)), target, _CMP_EQ_OQ));
+      if (mask) {
+        first = j + __builtin_ctz(static_cast<unsigned>(mask));
+        break;
+      }
+    }
+    const float iscale = -127.f / x[first];
+    const __m256 is = _mm256_set1_ps(iscale);
+    for (int j = 0; j < kQK_K; j += kQK) {
+      const __m256i q = _mm256_min_epi8(round_to_i8x32(x + j, is), _mm256_set1_epi8(127));
+      store256(reinterpret_cast<uint8_t*>(y[i].qs + j), q);
+      // Group sums of 16: bytes to int16 pairs, then pairs within each 8-byte half.
+      const __m256i pairs = _mm256_maddubs_epi16(_mm256_set1_epi8(1), q);
+      const __m256i quads = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));  // lane L: bytes 4L..4L+3
+      alignas(32) int32_t l[8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(l), quads);
+      y[i].bsums[j / 16] = static_cast<int16_t>(l[0] + l[1] + l[2] + l[3]);
+      y[i].bsums[j / 16 + 1] = static_cast<int16_t>(l[4] + l[5] + l[6] + l[7]);
+    }
+    y[i].d = 1 / iscale;
+  }
+}
+
+bool quantize_activation_impl(DType act, const float* x, void* dst, int64_t n) {
+  switch (act) {
+    case DType::Q8_0: return quantize_q8_simd(x, static_cast<BlockQ8_0*>(dst), n / kQK), true;
+    case DType::Q8_1: return quantize_q8_simd(x, static_cast<BlockQ8_1*>(dst), n / kQK), true;
+    case DType::Q8_K: return quantize_q8_K_simd(x, static_cast<BlockQ8_K*>(dst), n / kQK_K), true;
+    default: return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The vector exp of softmax and SiLU (vec_math.h's vec_expf on 16 lanes).
+
+inline VF vf_expf(VF x) {
+  const VF shift = vf_set1(0x1.8p23f);
+  const VF z = vf_fma(x, vf_set1(0x1.715476p+0f), shift);
+  const VF n = vf_sub(z, shift);
+  const VF neg_n = vf_mul(n, vf_set1(-1.0f));
+  const VF b = vf_fma(neg_n, vf_set1(0x1.7f7d1cp-20f), vf_fma(neg_n, vf_set1(0x1.62e4p-1f), x));
+  const VF u = vf_mul(b, b);
+  const VF j = vf_fma(vf_fma(vf_fma(vf_set1(0x1.0e4020p-7f), b, vf_set1(0x1.573e2ep-5f)), u,
+                             vf_fma(vf_set1(0x1.555e66p-3f), b, vf_set1(0x1.fffdb6p-2f))),
+                      u, vf_fma(vf_set1(0x1.ffffecp-1f), b, vf_set1(1.0f)));
+  return vf_exp_scale(j, n);
+}
+
+void exp_shifted_impl(const float* x, float shift, float* y, int64_t n) {
+  const VF s = vf_set1(shift);
+  for (int64_t i = 0; i < n; i += kVecLanes) vf_store(y + i, vf_expf(vf_sub(vf_load_f32(x + i), s)));
+}
+
+void silu_impl(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; i += kVecLanes) {
+    const VF v = vf_load_f32(x + i);
+    vf_store(y + i, vf_div(v, vf_add(vf_set1(1.0f), vf_expf(vf_mul(v, vf_set1(-1.0f))))));
+  }
+}

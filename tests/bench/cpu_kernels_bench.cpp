@@ -1,0 +1,136 @@
+// CPU dot products and matrix multiplies per weight dtype, SIMD against the scalar reference:
+// decode shape ([2048 x 8192] weight times one activation column) and prefill shape (times 512
+// columns), single-threaded through dot_tile, the kernel mul_mat calls. Counters: GMAC/s and
+// weight bytes streamed per second. Scalar prefill runs on the first 512 rows only (it would
+// take tens of seconds per iteration); compare it by its GMAC/s.
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cpu/cpu_features.h"
+#include "cpu/vec_dot.h"
+#include "cpu/vec_math.h"
+#include "engine/quants.h"
+
+namespace {
+
+using engine::DType;
+using engine::cpu::DotOrder;
+using engine::cpu::SimdLevel;
+
+constexpr int64_t kK = 2048, kRows = 8192;
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+struct Matrix {
+  std::vector<uint8_t> w, a;
+  size_t w_row, a_row;
+};
+
+// The weight (kRows rows) and `cols` activation rows in the weight's dot format, made once.
+const Matrix& matrix(DType type, int64_t cols) {
+  static std::vector<std::pair<std::pair<DType, int64_t>, Matrix>> cache;
+  for (auto& [key, m] : cache)
+    if (key.first == type && key.second == cols) return m;
+  Matrix m{{}, {}, engine::row_bytes(type, kK), engine::row_bytes(engine::cpu::vec_dot_type(type), kK)};
+  m.w.resize(m.w_row * kRows);
+  m.a.resize(m.a_row * cols);
+  const auto x = random_floats(kK * 64, 1);
+  for (int64_t r = 0; r < kRows; ++r) engine::quantize_row(type, x.data() + (r % 64) * kK, m.w.data() + r * m.w_row, kK);
+  for (int64_t c = 0; c < cols; ++c)
+    engine::cpu::quantize_activation(type, x.data() + ((c + 7) % 64) * kK, m.a.data() + c * m.a_row, kK);
+  cache.emplace_back(std::make_pair(type, cols), std::move(m));
+  return cache.back().second;
+}
+
+void set_level(bool simd) {
+  engine::cpu::set_simd_level_cap(simd ? SimdLevel::kAvx512Bf16 : SimdLevel::kScalar);
+}
+
+void mul_mat(benchmark::State& state, DType type, int64_t cols, bool simd) {
+  set_level(simd);
+  if (simd && engine::cpu::simd_level() == SimdLevel::kScalar) return state.SkipWithError("no SIMD on this CPU");
+  const Matrix& m = matrix(type, cols);
+  const int64_t rows = (!simd && cols > 1) ? 512 : kRows;
+  std::vector<float> out(static_cast<size_t>(rows * cols));
+  const DotOrder order = engine::cpu::dot_order(type, kK, rows, cols);
+  for (auto _ : state) {
+    engine::cpu::dot_tile(type, order,
+                          engine::cpu::DotTile{kK, reinterpret_cast<const char*>(m.w.data()), m.w_row, rows,
+                                               reinterpret_cast<const char*>(m.a.data()), m.a_row, cols,
+                                               reinterpret_cast<char*>(out.data()), sizeof(float), sizeof(float) * rows});
+    benchmark::DoNotOptimize(out.data());
+  }
+  const double macs = static_cast<double>(rows) * cols * kK;
+  state.counters["GMAC/s"] = benchmark::Counter(macs * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["weight_GB/s"] =
+      benchmark::Counter(static_cast<double>(m.w_row * rows) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  set_level(true);
+}
+
+void dot_row(benchmark::State& state, DType type, bool simd) {
+  set_level(simd);
+  if (simd && engine::cpu::simd_level() == SimdLevel::kScalar) return state.SkipWithError("no SIMD on this CPU");
+  const Matrix& m = matrix(type, 1);
+  for (auto _ : state) benchmark::DoNotOptimize(engine::cpu::dot(type, kK, m.w.data(), m.a.data()));
+  state.counters["GMAC/s"] = benchmark::Counter(kK * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  set_level(true);
+}
+
+void quantize(benchmark::State& state, DType weight, bool simd) {
+  set_level(simd);
+  const auto x = random_floats(kK, 3);
+  std::vector<uint8_t> q(engine::row_bytes(engine::cpu::vec_dot_type(weight), kK));
+  for (auto _ : state) {
+    engine::cpu::quantize_activation(weight, x.data(), q.data(), kK);
+    benchmark::DoNotOptimize(q.data());
+  }
+  state.counters["Gelem/s"] = benchmark::Counter(kK * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  set_level(true);
+}
+
+void softmax_exp(benchmark::State& state, bool simd) {
+  set_level(simd);
+  const auto x = random_floats(4096, 4);
+  std::vector<float> y(x.size());
+  for (auto _ : state) {
+    engine::cpu::exp_shifted_lanes(x.data(), 1.0f, y.data(), static_cast<int64_t>(x.size()));
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["Gelem/s"] = benchmark::Counter(4096 * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  set_level(true);
+}
+
+const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_1,
+                        DType::Q5_0, DType::Q5_1, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+
+int register_all() {
+  for (DType t : kTypes)
+    for (bool simd : {true, false}) {
+      const std::string suffix = std::string(engine::dtype_name(t)) + (simd ? "/simd" : "/scalar");
+      benchmark::RegisterBenchmark(("dot_row/" + suffix).c_str(), dot_row, t, simd);
+      benchmark::RegisterBenchmark(("mul_mat_decode/" + suffix).c_str(), mul_mat, t, 1, simd)->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(("mul_mat_prefill/" + suffix).c_str(), mul_mat, t, 512, simd)
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(1);
+    }
+  for (DType t : {DType::Q8_0, DType::Q4_1, DType::Q4_K})
+    for (bool simd : {true, false})
+      benchmark::RegisterBenchmark(
+          ("quantize_activation/" + std::string(engine::dtype_name(engine::cpu::vec_dot_type(t))) + (simd ? "/simd" : "/scalar")).c_str(),
+          quantize, t, simd);
+  for (bool simd : {true, false}) benchmark::RegisterBenchmark(simd ? "softmax_exp/simd" : "softmax_exp/scalar", softmax_exp, simd);
+  return 0;
+}
+
+const int registered = register_all();
+
+}  // namespace

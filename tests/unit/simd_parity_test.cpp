@@ -1,0 +1,206 @@
+// Every SIMD kernel against its scalar twin, bit for bit, on random data: dot-product tiles of
+// every weight dtype and order (odd sizes, edge rows and columns, leftovers), the activation
+// quantizers, and the vector exp of softmax and SiLU. Each SIMD level the CPU has is checked.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cpu/cpu_features.h"
+#include "cpu/vec_dot.h"
+#include "cpu/vec_math.h"
+#include "engine/quants.h"
+
+namespace engine::cpu {
+namespace {
+
+const SimdLevel kSimdLevels[] = {SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16};
+
+const char* level_name(SimdLevel l) {
+  switch (l) {
+    case SimdLevel::kScalar: return "scalar";
+    case SimdLevel::kAvx2: return "avx2";
+    case SimdLevel::kAvx512: return "avx512";
+    case SimdLevel::kAvx512Bf16: return "avx512bf16";
+  }
+  return "?";
+}
+
+// Restores the default level when a test ends.
+struct LevelGuard {
+  ~LevelGuard() { set_cpu_features_override(false); }
+};
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+uint32_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+struct Tile {
+  int64_t n, rows, cols;
+  std::vector<uint8_t> w, a;
+  size_t w_row, a_row;
+};
+
+// A weight of `rows` rows and `cols` activation rows in the weight's dot format, with row
+// scales spread over several orders of magnitude so the float steps round differently.
+Tile make_tile(DType type, int64_t n, int64_t rows, int64_t cols, uint32_t seed) {
+  Tile t{n, rows, cols, {}, {}, row_bytes(type, n), row_bytes(vec_dot_type(type), n)};
+  t.w.resize(t.w_row * rows);
+  t.a.resize(t.a_row * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    quantize_row(type, random_floats(n, seed + r, std::ldexp(1.0f, r % 7 - 3)).data(), t.w.data() + r * t.w_row, n);
+  set_cpu_features_override(true);
+  for (int64_t c = 0; c < cols; ++c)
+    quantize_activation(type, random_floats(n, seed + 1000 + c, 1.0f + c).data(), t.a.data() + c * t.a_row, n);
+  return t;
+}
+
+std::vector<float> run_tile(DType type, DotOrder order, const Tile& t) {
+  std::vector<float> out(t.rows * t.cols, std::numeric_limits<float>::quiet_NaN());
+  dot_tile(type, order,
+           DotTile{t.n, reinterpret_cast<const char*>(t.w.data()), t.w_row, t.rows,
+                   reinterpret_cast<const char*>(t.a.data()), t.a_row, t.cols, reinterpret_cast<char*>(out.data()),
+                   sizeof(float) * t.cols, sizeof(float)});
+  return out;
+}
+
+void expect_same_bits(const std::vector<float>& want, const std::vector<float>& got, const std::string& what) {
+  ASSERT_EQ(want.size(), got.size()) << what;
+  int wrong = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    if (bits(want[i]) != bits(got[i]) && ++wrong <= 3)
+      ADD_FAILURE() << what << " element " << i << ": scalar " << want[i] << " simd " << got[i];
+}
+
+void check_dtype(DType type, const std::vector<int64_t>& sizes) {
+  LevelGuard guard;
+  const int64_t shapes[][2] = {{1, 1}, {3, 1}, {8, 1}, {13, 5}, {17, 4}, {9, 9}};
+  uint32_t seed = 1;
+  for (int64_t n : sizes)
+    for (const auto& shape : shapes)
+      for (DotOrder order : {DotOrder::kRow, DotOrder::kRowPadded, DotOrder::kBatch}) {
+        const Tile t = make_tile(type, n, shape[0], shape[1], seed += 100);
+        set_cpu_features_override(true);
+        const auto want = run_tile(type, order, t);
+        for (SimdLevel level : kSimdLevels) {
+          if (level > cpu_simd_level()) continue;
+          set_simd_level_cap(level);
+          expect_same_bits(want, run_tile(type, order, t),
+                           std::string(dtype_name(type)) + " " + level_name(level) + " n=" + std::to_string(n) +
+                               " tile " + std::to_string(shape[0]) + "x" + std::to_string(shape[1]) + " order " +
+                               std::to_string(static_cast<int>(order)));
+        }
+      }
+}
+
+const std::vector<int64_t> kFloatSizes = {16, 32, 48, 64, 100, 172, 256, 320, 1000};
+const std::vector<int64_t> kLegacySizes = {32, 96, 224, 1024};
+const std::vector<int64_t> kKSizes = {256, 768, 2048};
+
+TEST(SimdParity, CpuHasSomeSimdOrTestIsMoot) {
+  if (cpu_simd_level() == SimdLevel::kScalar) GTEST_SKIP() << "no AVX2 on this CPU: only the scalar code runs";
+  LevelGuard guard;
+  set_cpu_features_override(false);
+  EXPECT_EQ(simd_level(), cpu_simd_level());
+  set_cpu_features_override(true);
+  EXPECT_EQ(simd_level(), SimdLevel::kScalar);
+  EXPECT_FALSE(simd_active());
+}
+
+TEST(SimdParity, F32Dots) { check_dtype(DType::F32, kFloatSizes); }
+TEST(SimdParity, F16Dots) { check_dtype(DType::F16, kFloatSizes); }
+TEST(SimdParity, BF16Dots) { check_dtype(DType::BF16, kFloatSizes); }
+TEST(SimdParity, Q8_0Dots) { check_dtype(DType::Q8_0, kLegacySizes); }
+TEST(SimdParity, Q4_0Dots) { check_dtype(DType::Q4_0, kLegacySizes); }
+TEST(SimdParity, Q5_0Dots) { check_dtype(DType::Q5_0, kLegacySizes); }
+TEST(SimdParity, Q4_1Dots) { check_dtype(DType::Q4_1, kLegacySizes); }
+TEST(SimdParity, Q5_1Dots) { check_dtype(DType::Q5_1, kLegacySizes); }
+TEST(SimdParity, Q2_KDots) { check_dtype(DType::Q2_K, kKSizes); }
+TEST(SimdParity, Q3_KDots) { check_dtype(DType::Q3_K, kKSizes); }
+TEST(SimdParity, Q4_KDots) { check_dtype(DType::Q4_K, kKSizes); }
+TEST(SimdParity, Q5_KDots) { check_dtype(DType::Q5_K, kKSizes); }
+TEST(SimdParity, Q6_KDots) { check_dtype(DType::Q6_K, kKSizes); }
+
+// BF16 values at the edges of the dot-product instruction's semantics: denormal inputs and
+// products, sums that cancel to denormals.
+TEST(SimdParity, BF16DenormalsFlushLikeTheInstruction) {
+  LevelGuard guard;
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> exp(-140, -100);
+  std::vector<uint16_t> w(256), a(256);
+  for (size_t i = 0; i < w.size(); ++i) {
+    w[i] = fp32_to_bf16(std::ldexp(1.0f + (rng() % 128) / 128.0f, exp(rng)) * (rng() % 2 ? 1.0f : -1.0f));
+    a[i] = fp32_to_bf16(std::ldexp(1.0f + (rng() % 128) / 128.0f, -exp(rng) - 120) * (rng() % 2 ? 1.0f : -1.0f));
+  }
+  for (DotOrder order : {DotOrder::kRow, DotOrder::kBatch}) {
+    set_cpu_features_override(true);
+    const float want = dot(DType::BF16, 256, w.data(), a.data(), order);
+    for (SimdLevel level : kSimdLevels) {
+      if (level > cpu_simd_level()) continue;
+      set_simd_level_cap(level);
+      EXPECT_EQ(bits(want), bits(dot(DType::BF16, 256, w.data(), a.data(), order))) << level_name(level);
+    }
+  }
+}
+
+TEST(SimdParity, ActivationQuantizers) {
+  LevelGuard guard;
+  const int64_t n = 2048;
+  auto x = random_floats(n, 77, 3.0f);
+  for (int i = 0; i < 32; ++i) x[i] = 0.0f;                   // an all-zero block
+  for (int i = 256; i < 288; ++i) x[i] = (i % 2 ? 2.5f : -2.5f);  // ties in amax and halves
+  x[600] = -x[601] - 0.0f;
+  for (DType weight : {DType::Q8_0, DType::Q4_1, DType::Q4_K}) {
+    const size_t bytes = row_bytes(vec_dot_type(weight), n);
+    std::vector<uint8_t> want(bytes), got(bytes);
+    set_cpu_features_override(true);
+    quantize_activation(weight, x.data(), want.data(), n);
+    for (SimdLevel level : kSimdLevels) {
+      if (level > cpu_simd_level()) continue;
+      set_simd_level_cap(level);
+      std::fill(got.begin(), got.end(), 0xAB);
+      quantize_activation(weight, x.data(), got.data(), n);
+      EXPECT_EQ(0, std::memcmp(want.data(), got.data(), bytes)) << dtype_name(vec_dot_type(weight)) << " " << level_name(level);
+    }
+  }
+}
+
+TEST(SimdParity, VectorExpAndSilu) {
+  LevelGuard guard;
+  std::vector<float> x = random_floats(4096, 9, 30.0f);
+  std::mt19937 rng(3);
+  for (size_t i = 0; i < 512; ++i) x[i] = -200.0f + 300.0f * static_cast<float>(i) / 512.0f;  // both clamps and denormal results
+  x[600] = -std::numeric_limits<float>::infinity();
+  x[601] = 0.0f;
+  x[602] = -0.0f;
+  const float shift = 1.25f;
+  std::vector<float> want_exp(x.size()), want_silu(x.size()), got(x.size());
+  set_cpu_features_override(true);
+  exp_shifted_lanes(x.data(), shift, want_exp.data(), static_cast<int64_t>(x.size()));
+  silu_lanes(x.data(), want_silu.data(), static_cast<int64_t>(x.size()));
+  for (SimdLevel level : kSimdLevels) {
+    if (level > cpu_simd_level()) continue;
+    set_simd_level_cap(level);
+    exp_shifted_lanes(x.data(), shift, got.data(), static_cast<int64_t>(x.size()));
+    expect_same_bits(want_exp, got, std::string("exp ") + level_name(level));
+    silu_lanes(x.data(), got.data(), static_cast<int64_t>(x.size()));
+    expect_same_bits(want_silu, got, std::string("silu ") + level_name(level));
+  }
+}
+
+}  // namespace
+}  // namespace engine::cpu
