@@ -2,7 +2,10 @@
 // and sums are checked here (the sums are identities, not timing claims).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <numeric>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -11,17 +14,35 @@
 #include "cost/chrome_trace.h"
 #include "cost/profile.h"
 #include "engine/error.h"
-#include "test_models.h"
+#include "engine/synth.h"
 
 namespace {
 
 constexpr int kDecodeSteps = 3;
 
+// A model file of this process's own: ctest runs tests in parallel, and a shared file rewritten
+// while another process maps it faults.
+std::string own_model(engine::DType type) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("engine-profile-test-" + std::to_string(getpid()) + "-" + std::string(engine::dtype_name(type)) + ".gguf");
+  engine::SynthSpec spec;
+  spec.type = type;
+  spec.n_layer = 2;
+  spec.n_head = 4;
+  spec.n_head_kv = 2;
+  spec.n_ff = 512;
+  spec.n_ctx_train = 256;
+  engine::write_synthetic_model(spec, path.string());
+  return path.string();
+}
+
 std::unique_ptr<engine::Session> profiled_session(engine::DType type) {
   engine::SessionParams params;
   params.n_threads = 1;
   params.profile = true;
-  auto s = engine::Session::create(engine::test_models::synthetic_model(type), params);
+  const std::string path = own_model(type);
+  auto s = engine::Session::create(path, params);
+  std::filesystem::remove(path);  // the mapping stays valid
   const std::vector<int32_t> prompt = {1, 40, 41, 42, 43};
   s->prefill(prompt);
   for (int i = 0; i < kDecodeSteps; ++i) s->decode(50 + i);
@@ -47,7 +68,9 @@ TEST(ProfileTest, SessionKeepsOneRecordPerStepOnlyWhenProfiling) {
 
   engine::SessionParams plain;
   plain.n_threads = 1;
-  auto quiet = engine::Session::create(engine::test_models::synthetic_model(engine::DType::F32), plain);
+  const std::string path = own_model(engine::DType::F32);
+  auto quiet = engine::Session::create(path, plain);
+  std::filesystem::remove(path);
   quiet->decode(1);
   EXPECT_TRUE(quiet->steps().empty());
   EXPECT_TRUE(quiet->profiler().records().empty());
