@@ -41,6 +41,7 @@ Session::~Session() = default;
 std::unique_ptr<Session> Session::create(const std::string& model_path, const SessionParams& params) {
   const auto t0 = Clock::now();
   auto s = std::unique_ptr<Session>(new Session());
+  s->created_ = t0;
   s->params_ = params;
   if (params.n_ubatch <= 0) throw Error("batch size must be positive");
   if (params.backend != "cpu") throw Error("unknown backend '" + params.backend + "' (available: cpu)");
@@ -61,19 +62,36 @@ std::unique_ptr<Session> Session::create(const std::string& model_path, const Se
   return s;
 }
 
-void Session::run_step(std::span<const int32_t> tokens) {
+void Session::run_step(std::span<const int32_t> tokens, bool prefill) {
+  const auto t0 = Clock::now();
   const int64_t n = static_cast<int64_t>(tokens.size());
   const int32_t n_vocab = static_cast<int32_t>(model_->hparams().n_vocab);
   for (int32_t t : tokens)
     if (t < 0 || t >= n_vocab)
       throw Error("token id " + std::to_string(t) + " is outside the vocabulary of " + std::to_string(n_vocab));
-  StepGraph g = build_step_graph(*model_, *kv_, StepShape{n, n_past_, 1});
+  const StepShape shape{n, n_past_, 1};
+  StepGraph g = build_step_graph(*model_, *kv_, shape);
   backend_->allocate(*g.graph, Plan::make(*g.graph));
   fill_inputs(g, tokens, n_past_);
-  backend_->compute(*g.graph, params_.profile ? &profiler_ : nullptr);
+  if (!params_.profile) {
+    backend_->compute(*g.graph, nullptr);
+  } else {
+    StepRecord& rec = steps_.emplace_back(StepRecord{shape, prefill, profiler_.records().size()});
+    const auto c0 = Clock::now();
+    rec.start_ms = std::chrono::duration<double, std::milli>(c0 - created_).count();
+    backend_->compute(*g.graph, &profiler_);
+    rec.compute_ms = ms_since(c0);
+    rec.n_records = profiler_.records().size() - rec.first_record;
+  }
   const float* out = static_cast<const float*>(g.logits->data);
   logits_.assign(out, out + n_vocab);
   n_past_ += n;
+  if (params_.profile) steps_.back().step_ms = ms_since(t0);
+}
+
+void Session::clear_profile() {
+  profiler_.clear();
+  steps_.clear();
 }
 
 std::span<const float> Session::prefill(std::span<const int32_t> tokens) {
@@ -83,7 +101,7 @@ std::span<const float> Session::prefill(std::span<const int32_t> tokens) {
                 std::to_string(n_ctx()) + " (" + std::to_string(n_past_) + " already used)");
   const auto t0 = Clock::now();
   for (size_t i = 0; i < tokens.size(); i += static_cast<size_t>(params_.n_ubatch))
-    run_step(tokens.subspan(i, std::min(tokens.size() - i, static_cast<size_t>(params_.n_ubatch))));
+    run_step(tokens.subspan(i, std::min(tokens.size() - i, static_cast<size_t>(params_.n_ubatch))), true);
   timings_.prefill_ms += ms_since(t0);
   timings_.prefill_tokens += static_cast<int64_t>(tokens.size());
   return logits_;
@@ -92,7 +110,7 @@ std::span<const float> Session::prefill(std::span<const int32_t> tokens) {
 std::span<const float> Session::decode(int32_t token) {
   if (n_past_ + 1 > n_ctx()) throw Error("context of " + std::to_string(n_ctx()) + " tokens is full");
   const auto t0 = Clock::now();
-  run_step(std::span<const int32_t>(&token, 1));
+  run_step(std::span<const int32_t>(&token, 1), false);
   timings_.decode_ms += ms_since(t0);
   timings_.decode_tokens += 1;
   return logits_;

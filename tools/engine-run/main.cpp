@@ -26,6 +26,12 @@ int main(int argc, char** argv) {
   app.add_option("--kv-type", kv_type, "KV cache type")->check(CLI::IsMember({"f16", "f32"}));
   app.add_option("--replay", opt.replay, "reference JSONL to replay (teacher forcing)");
   app.add_option("--replay-out", opt.replay_out, "write this engine's replay JSONL here");
+  app.add_flag("--profile", opt.profile, "time every op; print the profile views after generation");
+  app.add_option("--profile-format", opt.profile_format, "text | json | csv")
+      ->check(CLI::IsMember({"text", "json", "csv"}));
+  app.add_option("--profile-out", opt.profile_out, "write the profile views to this file (default: stdout)");
+  app.add_option("--hw", opt.hardware, "hardware profile for predicted times (engine-cost --hw list)");
+  app.add_option("--trace-out", opt.trace_out, "write a Chrome trace (JSON) of every op execution here");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "log model and session details to stderr");
   app.add_option("--tolerance", opt.tolerance, "replay tolerance (default: by weight type)")->check(CLI::Range(0.0, 1e9));
@@ -37,6 +43,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   opt.session.kv_type = *engine::dtype_from_name(kv_type);
+  opt.session.profile = opt.profile || !opt.trace_out.empty();
   spdlog::set_level(verbose ? spdlog::level::info : spdlog::level::warn);
   try {
     return opt.replay.empty() ? run_generate(opt) : run_replay(opt);

@@ -15,9 +15,16 @@ struct RunOptions {
   std::string replay;      // reference JSONL to check against
   std::string replay_out;  // where to write this engine's replay JSONL
   double tolerance = 0;    // 0: the reference README's tolerance for the model's weights
+  bool profile = false;            // print the profile views after generation
+  std::string profile_format = "text";  // text | json | csv
+  std::string profile_out;         // file for the views; empty: stdout
+  std::string hardware = "cpu-local";  // roofline profile for predicted times
+  std::string trace_out;           // Chrome trace-event JSON file
 };
 
 // Streams generated text to stdout and ends with the metrics line. Returns the exit code.
 int run_generate(const RunOptions& opt);
+// The profile views (and the Chrome trace) of a session run with per-op timing.
+void write_profile(const engine::Session& session, const RunOptions& opt);
 // Teacher-forced comparison against a reference JSONL. Returns the exit code.
 int run_replay(const RunOptions& opt);

@@ -1,6 +1,7 @@
 #pragma once
 // A Session ties a model to a backend, a KV cache and a tokenizer: feed tokens, read
 // logits, keep timings. engine-run is a thin shell over it; so is any linking program.
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -32,6 +33,18 @@ struct Timings {
   double decode_ms = 0;
 };
 
+// One forward step as run, kept when params.profile: the shape to rebuild its graph from,
+// where its per-op records lie in profiler().records(), and its wall clock.
+struct StepRecord {
+  StepShape shape;
+  bool prefill = false;     // part of a prefill() call, else of decode()
+  size_t first_record = 0;  // index of its first OpTiming in profiler().records()
+  size_t n_records = 0;
+  double start_ms = 0;      // when its compute began, since the session was created
+  double compute_ms = 0;    // wall clock of the backend's compute call
+  double step_ms = 0;       // the whole step: graph build, plan, inputs, compute, logits
+};
+
 struct MemoryUse {
   size_t weights = 0;         // bytes of tensor data in the model file (mapped)
   size_t kv_cache = 0;        // bytes of K and V for n_ctx positions
@@ -58,14 +71,20 @@ class Session {
   // Forgets the cached tokens.
   void reset() { n_past_ = 0; }
 
+  const SessionParams& params() const { return params_; }
   const Timings& timings() const { return timings_; }
   MemoryUse memory() const;
   // Per-op timing records of every step since the last clear (when params.profile).
   Profiler& profiler() { return profiler_; }
+  const Profiler& profiler() const { return profiler_; }
+  // The steps run since the last clear_profile() (when params.profile).
+  const std::vector<StepRecord>& steps() const { return steps_; }
+  // Forgets the per-op records and the steps together (their indices refer to each other).
+  void clear_profile();
 
  private:
   Session() = default;
-  void run_step(std::span<const int32_t> tokens);
+  void run_step(std::span<const int32_t> tokens, bool prefill);
 
   SessionParams params_;
   std::unique_ptr<Model> model_;
@@ -76,6 +95,8 @@ class Session {
   int64_t n_past_ = 0;
   Timings timings_;
   Profiler profiler_;
+  std::vector<StepRecord> steps_;
+  std::chrono::steady_clock::time_point created_;
 };
 
 }  // namespace engine
