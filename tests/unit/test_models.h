@@ -1,17 +1,27 @@
 #pragma once
 // Small synthetic models written once per test run into the temp folder.
+#include <unistd.h>
+
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include "engine/synth.h"
 
 namespace engine::test_models {
 
+// Writes `spec` to a file of this process (parallel test processes never share one) the
+// first time `name` is asked for, and returns its path.
+inline std::string written_once(const std::string& name, const SynthSpec& spec) {
+  static std::set<std::string> written;
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("engine-test-" + std::to_string(getpid()) + "-" + name + ".gguf");
+  if (written.insert(name).second) write_synthetic_model(spec, path.string());
+  return path.string();
+}
+
 // Path of a synthetic llama model of `type` (tiny shape), written on first use.
 inline std::string synthetic_model(DType type, int64_t n_embd = 256, int64_t n_ff = 512) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("engine-test-" + std::string(dtype_name(type)) + "-" + std::to_string(n_embd) + "-" +
-                     std::to_string(n_ff) + ".gguf");
   SynthSpec spec;
   spec.type = type;
   spec.n_embd = n_embd;
@@ -20,8 +30,7 @@ inline std::string synthetic_model(DType type, int64_t n_embd = 256, int64_t n_f
   spec.n_head = 4;
   spec.n_head_kv = 2;
   spec.n_ctx_train = 256;
-  write_synthetic_model(spec, path.string());
-  return path.string();
+  return written_once(std::string(dtype_name(type)) + "-" + std::to_string(n_embd) + "-" + std::to_string(n_ff), spec);
 }
 
 // A tiny synthetic gpt2 model: 2 layers, 64 embedding, 4 heads, ffn 256, 400-token byte-level
@@ -42,10 +51,7 @@ inline SynthSpec gpt2_spec(bool tied) {
 
 // Path of that model, written on first use.
 inline std::string synthetic_gpt2_model(bool tied) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    (std::string("engine-test-gpt2-") + (tied ? "tied" : "untied") + ".gguf");
-  write_synthetic_model(gpt2_spec(tied), path.string());
-  return path.string();
+  return written_once(std::string("gpt2-") + (tied ? "tied" : "untied"), gpt2_spec(tied));
 }
 
 }  // namespace engine::test_models
