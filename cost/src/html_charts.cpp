@@ -284,10 +284,12 @@ std::string sweep_memory_chart(const std::string& id, const std::string& kind, c
       if (std::isfinite(num(p, l.key))) top = std::max(top, num(p, l.key) / kMiB);
   const std::string title = kind == "pp" ? "memory against prompt length" : "memory against context depth";
   svg::Plot plot(id, title, sweep_x(points, xk, sweep_x_label(kind)), svg::Scale::linear(0, top, "memory (MiB)"));
+  // Color tells the model, the dash pattern the quantity.
   std::vector<svg::LegendEntry> legend;
   const std::vector<Series> series = by_model(points, xk);
   for (size_t s = 0; s < series.size(); ++s) {
     const std::string color = svg::palette(s);
+    legend.push_back({series[s].model.empty() ? kind : series[s].model, color, ""});
     for (const Line& l : lines) {
       std::vector<std::pair<double, double>> line;
       for (const json* p : series[s].points) {
@@ -297,11 +299,10 @@ std::string sweep_memory_chart(const std::string& id, const std::string& kind, c
         plot.mark(svg::circle(line.back().first, line.back().second, 3, color,
                               series[s].model + " " + l.name + " @ " + fixed(num(*p, xk), 0) + ": " + fixed(v, 2) + " MiB"));
       }
-      if (line.empty()) continue;
-      plot.mark(svg::polyline(line, color, 2, std::string(l.dash) == "solid" ? "" : l.dash));
-      legend.push_back({series.size() > 1 ? series[s].model + " · " + l.name : l.name, color, l.dash});
+      if (!line.empty()) plot.mark(svg::polyline(line, color, 2, std::string(l.dash) == "solid" ? "" : l.dash));
     }
   }
+  for (const Line& l : lines) legend.push_back({l.name, "#555", l.dash});
   plot.legend(legend);
   plot.caption("Session total = weights + KV cache + compute buffer, as the engine allocates them for the point "
                "(its context sized to the point); peak RSS is the process high-water mark while the point ran.");

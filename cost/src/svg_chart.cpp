@@ -155,7 +155,11 @@ std::string Plot::html() const {
       s += "<rect x=\"" + px(lx) + "\" y=\"" + px(ly - 9) + "\" width=\"12\" height=\"12\" fill=\"" + e.color + "\"/>";
     else
       s += polyline({{lx - 2, ly - 3}, {lx + 14, ly - 3}}, e.color, 2, e.dash == "solid" ? "" : e.dash, "legend");
-    s += text(lx + 20, ly + 1, e.name, "start", "legend");
+    // Long names are cut to the legend's width; the full name is the entry's tooltip.
+    size_t cut = e.name.size() > 27 ? 26 : e.name.size();
+    while (cut < e.name.size() && (static_cast<unsigned char>(e.name[cut]) & 0xC0) == 0x80) --cut;  // whole UTF-8
+    const std::string shown = cut < e.name.size() ? e.name.substr(0, cut) + "…" : e.name;
+    s += "<g><title>" + html::escape(e.name) + "</title>" + text(lx + 20, ly + 1, shown, "start", "legend") + "</g>";
     ly += 18;
   }
   s += "</svg>";
