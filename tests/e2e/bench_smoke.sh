@@ -48,6 +48,16 @@ assert rows[0]["roofline_fraction"] == "" and float(rows[1]["roofline_fraction"]
 print("csv ok:", list(rows[0].keys()))
 PY
 
+# Sweeps: a row per point with the session's memory parts and the peak RSS (the json contract
+# and the HTML report are checked by html_report_test.py).
+md=$(timeout 120 "$bench" -m "$dir/m.gguf" --sweep-pp 8,16 --sweep-tg 0,8 -n 4 -r 1 -t 2) || fail "sweep run exited $?"
+grep -Eq '^\| model +\| +test \| +t/s \| +weights \| +KV cache \| +compute \| +session \| +peak RSS \|$' <<<"$md" \
+  || fail "sweep md header: $md"
+for test in pp8 pp16 tg4 'tg4 @ d8'; do
+  grep -Eq "^\| llama .*\| +$test \| +[0-9.]+ ± [0-9.]+ \|( +[0-9.]+ MiB \|){5}\$" <<<"$md" || fail "sweep md $test row: $md"
+done
+grep -Eq '^session = weights \+ KV cache \+ compute buffer' <<<"$md" || fail "sweep md footer: $md"
+
 expect_error() {  # WHAT PATTERN ARGS...
   local what=$1 pattern=$2; shift 2
   local err status
@@ -64,5 +74,8 @@ expect_error "reps 0" "repetitions: Value 0" -m "$dir/m.gguf" -r 0
 expect_error "unknown backend" "backend" -m "$dir/m.gguf" --backend tpu
 expect_error "depth beyond context" "tg8 @ d60 needs 68 context positions but the context holds 64" \
   -m "$dir/m.gguf" -c 64 -p 16 -n 8 --depth 60
+expect_error "sweep with -p" "n-prompt excludes --sweep-pp" -m "$dir/m.gguf" --sweep-pp 8 -p 16
+expect_error "sweep with -d" "depth excludes --sweep-tg" -m "$dir/m.gguf" --sweep-tg 8 -d 16
+expect_error "sweep tg below 0" "sweep-tg: Value -1" -m "$dir/m.gguf" --sweep-tg -1
 echo "$failures failures"
 [[ $failures -eq 0 ]]

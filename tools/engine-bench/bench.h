@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/dtype.h"
 #include "engine/model.h"
 #include "engine/session.h"
@@ -22,6 +24,12 @@ struct BenchOptions {
   engine::DType kv_type = engine::DType::F16;
   int64_t n_ctx = 0;               // 0: the model's training context, at most 4096 (as engine-run)
   int64_t n_ubatch = 512;
+  // Sweeps: pp at each prompt length, tg<first n_gen> at each depth, each point on a session
+  // whose context is sized to it (unless n_ctx is set), so its memory follows the length.
+  std::vector<int64_t> sweep_pp;
+  std::vector<int64_t> sweep_tg;
+  std::string report_html;  // also write the HTML report here when not empty
+  bool sweeping() const { return !sweep_pp.empty() || !sweep_tg.empty(); }
 };
 
 // One measurement: pp<N> (a prompt of N tokens) or tg<N> (N decode steps) at a depth.
@@ -30,13 +38,15 @@ struct BenchTest {
   Kind kind = Kind::kPrompt;
   int64_t n_tokens = 0;
   int64_t depth = 0;
+  bool sweep_point = false;
 
   std::string name() const;  // "pp512", "tg128", "tg128 @ d512" (llama-bench's names)
   // KV positions the test fills: generation starts after a prompt of max(depth, 1) tokens.
   int64_t positions() const;
 };
 
-// The tests of the options, in llama-bench's order: every pp, then every tg at every depth.
+// The tests of the options, in llama-bench's order: every pp, then every tg at every depth;
+// when sweeping, the sweep points instead: every swept pp, then tg<first n_gen> at every swept depth.
 std::vector<BenchTest> bench_tests(const BenchOptions& opt);
 
 struct DtypeShare {
@@ -61,7 +71,14 @@ struct TestResult {
   double stddev_ts = 0;            // sample standard deviation; 0 for one repetition
   double step_bytes = 0;           // tg: bytes one decode step reads and writes (cost model)
   double roofline_fraction = 0;    // tg: step_bytes * mean_ts / measured bandwidth
+  engine::MemoryUse memory;        // the session's own bytes: what changes with the length
+  size_t peak_rss = 0;             // process high-water mark (VmHWM) after the test
 };
+
+// The process's peak resident set (VmHWM), 0 where /proc is unavailable.
+size_t peak_rss_bytes();
+// Resets the peak to the current RSS (Linux /proc/self/clear_refs); false when refused.
+bool reset_peak_rss();
 
 // Runs `test` opt.reps times after one warm-up on a session of the model. Throws
 // engine::Error when the session's context cannot hold the test.
@@ -73,7 +90,18 @@ struct BenchContext {
   int threads = 0;
   engine::DType kv_type = engine::DType::F16;
   double bandwidth_gbs = 0;  // measured by cost::measure_local_cpu(threads)
+  bool sweeping = false;
+  bool peak_rss_resets = false;  // sweeping: the peak RSS was reset before each point
 };
+
+struct BenchRecord {
+  ModelInfo model;
+  TestResult result;
+};
+
+// The json document of the results: an array of llama-bench-like records, or when sweeping
+// {"tests": [records], "sweeps": {"pp": [points], "tg": [points]}} (the HTML report reads it).
+nlohmann::json bench_document(const std::vector<BenchRecord>& records, const BenchContext& context);
 
 // Receives results as they are measured; md and csv print each row at once, json at the end.
 class BenchReport {

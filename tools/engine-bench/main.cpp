@@ -5,11 +5,13 @@
 
 #include <cstdio>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
 #include "bench.h"
 #include "cost/hardware.h"
+#include "cost/html_report.h"
 #include "engine/arch.h"
 #include "engine/error.h"
 
@@ -21,10 +23,36 @@ void check_models(const BenchOptions& opt, const std::vector<BenchTest>& tests) 
     const auto model = engine::Model::load(path, engine::GGUFLoad::kHeaderOnly);
     const int64_t n_ctx = opt.n_ctx > 0 ? opt.n_ctx : engine::default_context(model->hparams());
     for (const BenchTest& t : tests)
-      if (t.positions() > n_ctx)
+      if (t.positions() > n_ctx && !(t.sweep_point && opt.n_ctx == 0))  // sweep points size their own context
         throw engine::Error(fmt::format("{}: {} needs {} context positions but the context holds {} (see -c)", path,
                                         t.name(), t.positions(), n_ctx));
   }
+}
+
+engine::SessionParams session_params(const BenchOptions& opt, int64_t n_ctx) {
+  engine::SessionParams params;
+  params.n_ctx = n_ctx;
+  params.n_threads = opt.threads;
+  params.kv_type = opt.kv_type;
+  params.backend = opt.backend;
+  params.n_ubatch = opt.n_ubatch;
+  return params;
+}
+
+TestResult measure(engine::Session& session, const BenchTest& t, const BenchOptions& opt, double bandwidth_gbs) {
+  TestResult r = run_test(session, t, opt, bandwidth_gbs);
+  r.memory = session.memory();
+  r.peak_rss = peak_rss_bytes();
+  return r;
+}
+
+void write_report_file(const std::string& path, const std::vector<BenchRecord>& records, const BenchContext& context) {
+  nlohmann::json doc = bench_document(records, context);
+  if (doc.is_array()) doc = {{"tests", doc}};
+  std::ofstream out(path);
+  cost::write_html_report(out, nullptr, &doc);
+  out.close();
+  if (!out) throw engine::Error("cannot write the report " + path);
 }
 
 void run(const BenchOptions& opt, const std::string& format) {
@@ -35,19 +63,30 @@ void run(const BenchOptions& opt, const std::string& format) {
   context.kv_type = opt.kv_type;
   context.bandwidth_gbs = cost::measure_local_cpu(opt.threads).mem_bw_gbs;
   context.backend = opt.backend;
+  context.sweeping = opt.sweeping();
+  context.peak_rss_resets = context.sweeping && reset_peak_rss();
   const auto report = make_report(format, std::cout, context);
+  std::vector<BenchRecord> records;
+  auto keep = [&](const ModelInfo& info, const TestResult& r) {
+    report->add(info, r);
+    records.push_back({info, r});
+  };
   for (const std::string& path : opt.models) {
-    engine::SessionParams params;
-    params.n_ctx = opt.n_ctx;
-    params.n_threads = opt.threads;
-    params.kv_type = opt.kv_type;
-    params.backend = opt.backend;
-    params.n_ubatch = opt.n_ubatch;
-    const auto session = engine::Session::create(path, params);
+    if (opt.sweeping()) {
+      // A session per point, its context sized to the point, so its memory follows the length.
+      for (const BenchTest& t : tests) {
+        const auto session = engine::Session::create(path, session_params(opt, opt.n_ctx > 0 ? opt.n_ctx : t.positions()));
+        if (context.peak_rss_resets) reset_peak_rss();
+        keep(describe_model(session->model(), path), measure(*session, t, opt, context.bandwidth_gbs));
+      }
+      continue;
+    }
+    const auto session = engine::Session::create(path, session_params(opt, opt.n_ctx));
     const ModelInfo info = describe_model(session->model(), path);
-    for (const BenchTest& t : tests) report->add(info, run_test(*session, t, opt, context.bandwidth_gbs));
+    for (const BenchTest& t : tests) keep(info, measure(*session, t, opt, context.bandwidth_gbs));
   }
   report->finish();
+  if (!opt.report_html.empty()) write_report_file(opt.report_html, records, context);
 }
 
 }  // namespace
@@ -57,13 +96,13 @@ int main(int argc, char** argv) {
   std::string format = "md", kv_type = "f16";
   CLI::App app{"engine-bench: prompt-processing (ppN) and generation (tgN) throughput, as llama-bench measures it"};
   app.add_option("-m,--model", opt.models, "GGUF model files (comma-separated)")->required()->delimiter(',');
-  app.add_option("-p,--n-prompt", opt.n_prompt, "prompt sizes to time (comma-separated)")
+  auto* prompt_opt = app.add_option("-p,--n-prompt", opt.n_prompt, "prompt sizes to time (comma-separated)")
       ->delimiter(',')
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   app.add_option("-n,--n-gen", opt.n_gen, "generated token counts to time (comma-separated)")
       ->delimiter(',')
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
-  app.add_option("-d,--depth", opt.depths, "KV cache depths for the tg tests (comma-separated)")
+  auto* depth_opt = app.add_option("-d,--depth", opt.depths, "KV cache depths for the tg tests (comma-separated)")
       ->delimiter(',')
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
   app.add_option("-t,--threads", opt.threads, "threads (0: all hardware threads)")->check(CLI::Range(0, 1024));
@@ -73,6 +112,17 @@ int main(int argc, char** argv) {
   app.add_option("-c,--ctx", opt.n_ctx, "context size (0: the model's, at most 4096)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
   app.add_option("-b,--ubatch", opt.n_ubatch, "prompt tokens per step")->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
+  app.add_option("--sweep-pp", opt.sweep_pp,
+                 "prompt lengths to sweep: pp at each, with the session's memory per point (comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24))
+      ->excludes(prompt_opt, depth_opt);
+  app.add_option("--sweep-tg", opt.sweep_tg,
+                 "context depths to sweep: tg<n> (n: the first -n) at each, with the memory per point (comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24))
+      ->excludes(prompt_opt, depth_opt);
+  app.add_option("--report", opt.report_html, "also write a self-contained HTML report (tables, charts) to this file");
   app.add_option("-o,--output", format, "md | csv | json")->check(CLI::IsMember({"md", "csv", "json"}));
   try {
     app.parse(argc, argv);

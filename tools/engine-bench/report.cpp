@@ -72,6 +72,37 @@ class MarkdownReport : public BenchReport {
   std::vector<ModelInfo> models_;
 };
 
+// Sweep points: throughput and the memory behind it, per point.
+class SweepMarkdownReport : public BenchReport {
+ public:
+  SweepMarkdownReport(std::ostream& out, const BenchContext& c) : out_(out), c_(c) {
+    out_ << fmt::format("| {:<30} | {:>13} | {:>20} | {:>10} | {:>10} | {:>10} | {:>10} | {:>10} |\n", "model", "test",
+                        "t/s", "weights", "KV cache", "compute", "session", "peak RSS");
+    out_ << fmt::format("| {:-<30} | {:->12}: | {:->19}: | {:->9}: | {:->9}: | {:->9}: | {:->9}: | {:->9}: |\n", "", "",
+                        "", "", "", "", "", "");
+    out_.flush();
+  }
+  void add(const ModelInfo& m, const TestResult& r) override {
+    const engine::MemoryUse& mem = r.memory;
+    out_ << fmt::format("| {:<30} | {:>13} | {:>20} | {:>10} | {:>10} | {:>10} | {:>10} | {:>10} |\n", m.description,
+                        r.test.name(), fmt::format("{:.2f} ± {:.2f}", r.mean_ts, r.stddev_ts), size_text(mem.weights),
+                        size_text(mem.kv_cache), size_text(mem.compute_buffer),
+                        size_text(mem.weights + mem.kv_cache + mem.compute_buffer), size_text(r.peak_rss));
+    out_.flush();
+  }
+  void finish() override {
+    out_ << fmt::format(
+        "\nsession = weights + KV cache + compute buffer of a session sized to the point (threads {}, kv {}); peak RSS = "
+        "the process high-water mark (VmHWM), {}\n",
+        c_.threads, engine::dtype_name(c_.kv_type),
+        c_.peak_rss_resets ? "reset before each point" : "which could not be reset here, so it only grows");
+  }
+
+ private:
+  std::ostream& out_;
+  BenchContext c_;
+};
+
 // A CSV field, quoted when it holds a separator or a quote.
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -84,16 +115,18 @@ class CsvReport : public BenchReport {
  public:
   CsvReport(std::ostream& out, const BenchContext& c) : out_(out), c_(c) {
     out_ << "model_path,model_desc,model_size,model_params,dtype_mix,backend,threads,kv_type,n_prompt,n_gen,n_depth,"
-            "test,reps,avg_ts,stddev_ts,samples_ts,decode_step_bytes,bandwidth_gbs,roofline_fraction\n";
+            "test,reps,avg_ts,stddev_ts,samples_ts,decode_step_bytes,bandwidth_gbs,roofline_fraction,weights_bytes,"
+            "kv_cache_bytes,compute_buffer_bytes,peak_rss\n";
   }
   void add(const ModelInfo& m, const TestResult& r) override {
     const bool gen = is_gen(r);
-    out_ << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(m.path),
+    out_ << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(m.path),
                         csv_field(m.description), m.size_bytes, m.params, dtype_mix_text(m, false),
                         c_.backend, c_.threads, engine::dtype_name(c_.kv_type), gen ? 0 : r.test.n_tokens,
                         gen ? r.test.n_tokens : 0, r.test.depth, r.test.name(), r.samples_ts.size(), r.mean_ts,
                         r.stddev_ts, fmt::join(r.samples_ts, ";"), gen ? fmt::format("{}", r.step_bytes) : "",
-                        c_.bandwidth_gbs, gen ? fmt::format("{}", r.roofline_fraction) : "");
+                        c_.bandwidth_gbs, gen ? fmt::format("{}", r.roofline_fraction) : "", r.memory.weights,
+                        r.memory.kv_cache, r.memory.compute_buffer, r.peak_rss);
     out_.flush();
   }
   void finish() override {}
@@ -106,45 +139,80 @@ class CsvReport : public BenchReport {
 class JsonReport : public BenchReport {
  public:
   JsonReport(std::ostream& out, const BenchContext& c) : out_(out), c_(c) {}
-  void add(const ModelInfo& m, const TestResult& r) override {
-    const bool gen = is_gen(r);
-    nlohmann::json mix = nlohmann::json::array();
-    for (const DtypeShare& d : m.dtype_mix) mix.push_back({{"type", engine::dtype_name(d.type)}, {"share", d.share}});
-    records_.push_back({
-        {"model_path", m.path},
-        {"model_desc", m.description},
-        {"model_size", m.size_bytes},
-        {"model_params", m.params},
-        {"dtype_mix", mix},
-        {"backend", c_.backend},
-        {"threads", c_.threads},
-        {"kv_type", engine::dtype_name(c_.kv_type)},
-        {"n_prompt", gen ? 0 : r.test.n_tokens},
-        {"n_gen", gen ? r.test.n_tokens : 0},
-        {"n_depth", r.test.depth},
-        {"test", r.test.name()},
-        {"reps", r.samples_ts.size()},
-        {"avg_ts", r.mean_ts},
-        {"stddev_ts", r.stddev_ts},
-        {"samples_ts", r.samples_ts},
-        {"decode_step_bytes", gen ? nlohmann::json(r.step_bytes) : nlohmann::json()},
-        {"bandwidth_gbs", c_.bandwidth_gbs},
-        {"roofline_fraction", gen ? nlohmann::json(r.roofline_fraction) : nlohmann::json()},
-    });
-  }
-  void finish() override { out_ << records_.dump(2) << "\n"; }
+  void add(const ModelInfo& m, const TestResult& r) override { records_.push_back({m, r}); }
+  void finish() override { out_ << bench_document(records_, c_).dump(2) << "\n"; }
 
  private:
   std::ostream& out_;
   BenchContext c_;
-  nlohmann::json records_ = nlohmann::json::array();
+  std::vector<BenchRecord> records_;
 };
+
+size_t session_bytes(const engine::MemoryUse& m) { return m.weights + m.kv_cache + m.compute_buffer; }
+
+nlohmann::json test_record(const ModelInfo& m, const TestResult& r, const BenchContext& c) {
+  const bool gen = is_gen(r);
+  nlohmann::json mix = nlohmann::json::array();
+  for (const DtypeShare& d : m.dtype_mix) mix.push_back({{"type", engine::dtype_name(d.type)}, {"share", d.share}});
+  return {
+      {"model_path", m.path},
+      {"model_desc", m.description},
+      {"model_size", m.size_bytes},
+      {"model_params", m.params},
+      {"dtype_mix", mix},
+      {"backend", c.backend},
+      {"threads", c.threads},
+      {"kv_type", engine::dtype_name(c.kv_type)},
+      {"n_prompt", gen ? 0 : r.test.n_tokens},
+      {"n_gen", gen ? r.test.n_tokens : 0},
+      {"n_depth", r.test.depth},
+      {"test", r.test.name()},
+      {"reps", r.samples_ts.size()},
+      {"avg_ts", r.mean_ts},
+      {"stddev_ts", r.stddev_ts},
+      {"samples_ts", r.samples_ts},
+      {"decode_step_bytes", gen ? nlohmann::json(r.step_bytes) : nlohmann::json()},
+      {"bandwidth_gbs", c.bandwidth_gbs},
+      {"roofline_fraction", gen ? nlohmann::json(r.roofline_fraction) : nlohmann::json()},
+      {"weights_bytes", r.memory.weights},
+      {"kv_cache_bytes", r.memory.kv_cache},
+      {"compute_buffer_bytes", r.memory.compute_buffer},
+      {"session_bytes", session_bytes(r.memory)},
+      {"peak_rss", r.peak_rss},
+  };
+}
+
+// One point of the sweep contract (docs: the profile/sweep json), plus the memory parts.
+nlohmann::json sweep_point(const ModelInfo& m, const TestResult& r) {
+  nlohmann::json p = {{"model", m.description}, {"model_path", m.path}};
+  if (is_gen(r)) p["depth"] = r.test.depth, p["n_gen"] = r.test.n_tokens;
+  else p["tokens"] = r.test.n_tokens;
+  p.update({{"t_s", r.mean_ts},
+            {"sd", r.stddev_ts},
+            {"peak_rss", r.peak_rss},
+            {"weights", r.memory.weights},
+            {"kv_cache", r.memory.kv_cache},
+            {"compute_buffer", r.memory.compute_buffer},
+            {"session_bytes", session_bytes(r.memory)}});
+  return p;
+}
 
 }  // namespace
 
 std::unique_ptr<BenchReport> make_report(const std::string& format, std::ostream& out, const BenchContext& context) {
+  if (format == "md" && context.sweeping) return std::make_unique<SweepMarkdownReport>(out, context);
   if (format == "md") return std::make_unique<MarkdownReport>(out, context);
   if (format == "csv") return std::make_unique<CsvReport>(out, context);
   if (format == "json") return std::make_unique<JsonReport>(out, context);
   throw engine::Error("unknown output format '" + format + "' (md, csv, json)");
+}
+
+nlohmann::json bench_document(const std::vector<BenchRecord>& records, const BenchContext& context) {
+  nlohmann::json tests = nlohmann::json::array();
+  for (const BenchRecord& r : records) tests.push_back(test_record(r.model, r.result, context));
+  if (!context.sweeping) return tests;
+  nlohmann::json pp = nlohmann::json::array(), tg = nlohmann::json::array();
+  for (const BenchRecord& r : records)
+    if (r.result.test.sweep_point) (is_gen(r.result) ? tg : pp).push_back(sweep_point(r.model, r.result));
+  return {{"tests", tests}, {"sweeps", {{"pp", pp}, {"tg", tg}}}};
 }

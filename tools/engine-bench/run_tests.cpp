@@ -22,6 +22,11 @@ int64_t BenchTest::positions() const {
 
 std::vector<BenchTest> bench_tests(const BenchOptions& opt) {
   std::vector<BenchTest> tests;
+  if (opt.sweeping()) {
+    for (int64_t n : opt.sweep_pp) tests.push_back({BenchTest::Kind::kPrompt, n, 0, true});
+    for (int64_t d : opt.sweep_tg) tests.push_back({BenchTest::Kind::kGen, opt.n_gen.front(), d, true});
+    return tests;
+  }
   for (int64_t n : opt.n_prompt) tests.push_back({BenchTest::Kind::kPrompt, n, 0});
   for (int64_t n : opt.n_gen)
     for (int64_t d : opt.depths) tests.push_back({BenchTest::Kind::kGen, n, d});

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   app.add_option("--profile-out", opt.profile_out, "write the profile views to this file (default: stdout)");
   app.add_option("--hw", opt.hardware, "hardware profile for predicted times (engine-cost --hw list)");
   app.add_option("--trace-out", opt.trace_out, "write a Chrome trace (JSON) of every op execution here");
+  app.add_option("--report", opt.report, "write the profile as one self-contained HTML page here");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "log model and session details to stderr");
   app.add_option("--tolerance", opt.tolerance, "replay tolerance (default: by weight type)")->check(CLI::Range(0.0, 1e9));
@@ -43,7 +44,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   opt.session.kv_type = *engine::dtype_from_name(kv_type);
-  opt.session.profile = opt.profile || !opt.trace_out.empty();
+  opt.session.profile = opt.profile || !opt.trace_out.empty() || !opt.report.empty();
   spdlog::set_level(verbose ? spdlog::level::info : spdlog::level::warn);
   try {
     return opt.replay.empty() ? run_generate(opt) : run_replay(opt);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cost/chrome_trace.h"
+#include "cost/html_report.h"
 #include "cost/profile.h"
 #include "engine/error.h"
 #include "run_options.h"
@@ -31,8 +32,15 @@ void write_profile(const engine::Session& session, const RunOptions& opt) {
     out << cost::chrome_trace(run).dump() << "\n";
     if (!out) throw engine::Error("failed writing the trace to '" + opt.trace_out + "'");
   }
-  if (!opt.profile) return;
+  if (!opt.profile && opt.report.empty()) return;
   const cost::Profile profile = cost::make_profile(run);
+  if (!opt.report.empty()) {
+    std::ofstream out = open_output(opt.report);
+    const nlohmann::json document = cost::profile_json(profile);
+    cost::write_html_report(out, &document, nullptr);
+    if (!out) throw engine::Error("failed writing the report to '" + opt.report + "'");
+  }
+  if (!opt.profile) return;
   if (opt.profile_out.empty()) {
     std::cout << "\n";
     write_views(std::cout, profile, opt.profile_format);

@@ -20,6 +20,7 @@ struct RunOptions {
   std::string profile_out;         // file for the views; empty: stdout
   std::string hardware = "cpu-local";  // roofline profile for predicted times
   std::string trace_out;           // Chrome trace-event JSON file
+  std::string report;              // self-contained HTML report file
 };
 
 // Streams generated text to stdout and ends with the metrics line. Returns the exit code.
