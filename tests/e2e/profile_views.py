@@ -4,8 +4,8 @@ their sums (per-op times within 5% of the measured compute wall clock, per phase
 Chrome trace holding every node of every decode step once.
 
 usage: profile_views.py ENGINE_RUN ENGINE_GGUF WORKDIR [MODEL.gguf...]
-Besides the given models it synthesizes a Llama-3.2-1B-shaped stand-in (Q4_0, GQA 4,
-head dim 64, ffn 4x embd) small enough for CI."""
+Besides the given models it synthesizes a Llama-3.2-1B-shaped Q4_0 model (dim 2048, 16 layers,
+32 heads / 8 KV heads, ffn 8192, vocab 32000; a 512-token training context keeps its buffers small)."""
 import csv
 import io
 import json
@@ -31,10 +31,10 @@ def close(a, b, rel=1e-6):
     return math.isclose(a, b, rel_tol=rel, abs_tol=1e-9)
 
 
-stand_in = os.path.join(workdir, "l1b-shape-q4_0.gguf")
-subprocess.run([gguf, "synth", "-o", stand_in, "--type", "q4_0", "--embd", "256", "--layers", "4", "--heads", "4",
-                "--kv-heads", "1", "--ff", "1024", "--vocab", "512", "--ctx", "512"], check=True, capture_output=True)
-models.append(stand_in)
+l1b = os.path.join(workdir, "l1b-q4_0.gguf")
+subprocess.run([gguf, "synth", "-o", l1b, "--type", "q4_0", "--embd", "2048", "--layers", "16", "--heads", "32",
+                "--kv-heads", "8", "--ff", "8192", "--vocab", "32000", "--ctx", "512"], check=True, capture_output=True)
+models.append(l1b)
 
 for model in models:
     name = os.path.basename(model)
