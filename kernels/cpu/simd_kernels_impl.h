@@ -37,6 +37,18 @@ inline void store_out(const DotTile& t, int64_t r, int64_t c, float v) {
   if (r < t.rows && c < t.cols) std::memcpy(t.out + r * t.out_row + c * t.out_col, &v, sizeof v);
 }
 
+// Prefetches the part of rows [r0, r0 + RB) (clamped to the tile) that step i of n steps will
+// need, so the next row block streams in while this one is computed (rows are many
+// interleaved streams, more than the hardware prefetcher follows).
+template <int RB>
+inline void prefetch_rows(const DotTile& t, int64_t r0, int64_t i, int64_t n) {
+  if (r0 >= t.rows) return;
+  const int64_t rows = min_i64(RB, t.rows - r0);
+  const int64_t bytes = rows * static_cast<int64_t>(t.w_stride), per_step = (bytes + n - 1) / n;
+  const char* base = t.w + r0 * static_cast<int64_t>(t.w_stride);
+  for (int64_t o = i * per_step; o < min_i64(bytes, (i + 1) * per_step); o += 64) __builtin_prefetch(base + o);
+}
+
 // Calls block(r0, c0, CB) over the tile: rows in groups of RB, columns in groups of 4 where
 // at least 4 remain, else one at a time.
 template <int RB, typename Block4, typename Block1>
@@ -227,11 +239,6 @@ inline __m256i dot_u8_lanes(__m256i acc, __m256i x, __m256i y) {
 #endif
 }
 
-// As dot_u8_lanes with both signed (|x * y| <= 128 * 127).
-inline __m256i dot_s8_lanes(__m256i acc, __m256i x, __m256i y) {
-  return dot_u8_lanes(acc, _mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
-}
-
 // Eight int32 lanes of sum(scale * x * y) over bytes 4L..4L+3; x unsigned (< 64), scale an
 // int16 per byte pair (bytes 0..15 take the low half's scale, 16..31 the high half's).
 inline __m256i dot_u8_scaled(__m256i x, __m256i y, __m256i scale16) {
@@ -308,104 +315,130 @@ struct Q5_1Levels {
   static __m256i levels(const Block& b) { return _mm256_or_si256(nibbles32(b.qs), fifth_bits(b.qh)); }
 };
 
-template <typename L, int RB, int CB>
+constexpr int kLaneRows = kRowLanes / 8;  // weight rows whose eight lanes share a register
+
+// RG registers of kLaneRows rows each, times CB columns.
+template <typename L, int RG, int CB>
 void legacy_lanes_block(const DotTile& t, int64_t r0, int64_t c0) {
   using Block = typename L::Block;
   using Act = std::conditional_t<L::kSigned, BlockQ8_0, BlockQ8_1>;
+  constexpr int RB = RG * kLaneRows;
   const char* wp[RB];
   const char* ap[CB];
   block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
-  __m256 acc[RB][CB];
+  VR acc[RG][CB];
   float mins[RB][CB] = {};
-  for (int r = 0; r < RB; ++r)
-    for (int c = 0; c < CB; ++c) acc[r][c] = _mm256_setzero_ps();
+  for (int g = 0; g < RG; ++g)
+    for (int c = 0; c < CB; ++c) acc[g][c] = vr_zero();
   for (int64_t i = 0; i < t.n / kQK; ++i) {
-    __m256i lv[RB];
+    VI lv[RG];
     float dw[RB];
-    for (int r = 0; r < RB; ++r) {
-      const Block& b = reinterpret_cast<const Block*>(wp[r])[i];
-      lv[r] = L::levels(b);
-      dw[r] = half(b.d);
+    for (int g = 0; g < RG; ++g) {
+      __m256i parts[kLaneRows];
+      for (int p = 0; p < kLaneRows; ++p) {
+        const Block& b = reinterpret_cast<const Block*>(wp[g * kLaneRows + p])[i];
+        parts[p] = L::levels(b);
+        dw[g * kLaneRows + p] = half(b.d);
+      }
+      lv[g] = vi_join(parts);
     }
     for (int c = 0; c < CB; ++c) {
       const Act& a = reinterpret_cast<const Act*>(ap[c])[i];
-      const __m256i av = load256(a.qs);
+      const VI av = vi_repeat(load256(a.qs));
       const float da = half(a.d);
-      for (int r = 0; r < RB; ++r) {
-        if constexpr (!L::kSigned) {
-          const Block& b = reinterpret_cast<const Block*>(wp[r])[i];
-          mins[r][c] = __builtin_fmaf(half(b.m), half(a.s), mins[r][c]);
-        }
-        const __m256i zero = _mm256_setzero_si256();
-        const __m256i lanes = L::kSigned ? dot_s8_lanes(zero, lv[r], av) : dot_u8_lanes(zero, lv[r], av);
-        acc[r][c] = _mm256_fmadd_ps(_mm256_set1_ps(dw[r] * da), _mm256_cvtepi32_ps(lanes), acc[r][c]);
+      if constexpr (!L::kSigned)
+        for (int r = 0; r < RB; ++r)
+          mins[r][c] = __builtin_fmaf(half(reinterpret_cast<const Block*>(wp[r])[i].m), half(a.s), mins[r][c]);
+      for (int g = 0; g < RG; ++g) {
+        const VI lanes = L::kSigned ? vi_dot_s8v(vi_set1(0), lv[g], av) : vi_dot_u8v(vi_set1(0), lv[g], av);
+        float scale[kLaneRows];
+        for (int p = 0; p < kLaneRows; ++p) scale[p] = dw[g * kLaneRows + p] * da;
+        acc[g][c] = vr_fma(vr_set_groups(scale), vr_from_i32(lanes), acc[g][c]);
       }
     }
   }
-  for (int r = 0; r < RB; ++r)
-    for (int c = 0; c < CB; ++c) store_out(t, r0 + r, c0 + c, L::kSigned ? hsum_lanes8(acc[r][c]) : hsum_lanes8(acc[r][c]) + mins[r][c]);
+  for (int g = 0; g < RG; ++g)
+    for (int c = 0; c < CB; ++c) {
+      alignas(64) float v[kRowLanes];
+      vr_store(v, acc[g][c]);
+      for (int p = 0; p < kLaneRows; ++p) {
+        const int r = g * kLaneRows + p;
+        const float lanes = hsum_lanes8(_mm256_loadu_ps(v + 8 * p));
+        store_out(t, r0 + r, c0 + c, L::kSigned ? lanes : lanes + mins[r][c]);
+      }
+    }
 }
 
 template <typename L>
 void legacy_lanes(const DotTile& t) {
-  for_blocks<2>(
-      t, [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, 2, 4>(t, r0, c0); },
-      [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, 2, 1>(t, r0, c0); });
+  constexpr int RG = 2;
+  for_blocks<RG * kLaneRows>(
+      t, [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, RG, 4>(t, r0, c0); },
+      [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, RG, 1>(t, r0, c0); });
 }
 
 // Q4_0 repacked order: per output one float accumulator, one FMA per block of its exact
-// integer dot. Eight weight rows share a vector, one lane each. The levels are dotted as
-// unsigned nibbles, each row's lanes starting from -8 * (the activation's lane sums).
+// integer dot. kRowLanes weight rows share a register, one lane each (their 16 nibble bytes
+// transposed to dword columns), so a block's dot needs no horizontal sum. The levels are
+// dotted as unsigned nibbles, each lane starting from -8 * (the activation's block sum).
 template <int CB>
 void q4_0_serial_block(const DotTile& t, int64_t r0, int64_t c0) {
-  const char* wp[8];
+  const char* wp[kRowLanes];
   const char* ap[CB];
   block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
-  __m256 acc[CB];
-  for (int c = 0; c < CB; ++c) acc[c] = _mm256_setzero_ps();
-  const __m256i minus_eight = _mm256_set1_epi16(-8);
+  VR acc[CB];
+  for (int c = 0; c < CB; ++c) acc[c] = vr_zero();
   for (int64_t i = 0; i < t.n / kQK; ++i) {
-    __m256i q[8];
-    alignas(16) uint16_t dh[8];
-    for (int r = 0; r < 8; ++r) {
+    prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, t.n / kQK);
+    const uint8_t* qs[kRowLanes];
+    alignas(64) uint16_t dh[kRowLanes];
+    for (int r = 0; r < kRowLanes; ++r) {
       const BlockQ4_0& b = reinterpret_cast<const BlockQ4_0*>(wp[r])[i];
-      q[r] = nibbles32(b.qs);
+      qs[r] = b.qs;
       dh[r] = b.d;
     }
-    const __m256 dw = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dh)));
+    VI quads[4], lo[4], hi[4];
+    load_row_quads(qs, quads);
+    for (int j = 0; j < 4; ++j) {
+      lo[j] = vi_low_nibbles(quads[j]);
+      hi[j] = vi_high_nibbles(quads[j]);
+    }
+    const VR dw = vr_load_f16(dh);
     for (int c = 0; c < CB; ++c) {
       const BlockQ8_0& a = reinterpret_cast<const BlockQ8_0*>(ap[c])[i];
+      int32_t a4[8];
+      std::memcpy(a4, a.qs, sizeof a4);
       const __m256i av = load256(a.qs);
-      const __m256i offset = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), av), minus_eight);
-      __m256i s[8];
-      for (int r = 0; r < 8; ++r) s[r] = dot_u8_lanes(offset, q[r], av);
-      const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(half(a.d)));
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_rows8(s)), scale, acc[c]);
+      VI s = vi_set1(-8 * hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), av), _mm256_set1_epi16(1))));
+      for (int j = 0; j < 4; ++j) {
+        s = vi_dot_u8(s, lo[j], a4[j]);
+        s = vi_dot_u8(s, hi[j], a4[j + 4]);
+      }
+      acc[c] = vr_fma(vr_from_i32(s), vr_mul(dw, vr_set1(half(a.d))), acc[c]);
     }
   }
   for (int c = 0; c < CB; ++c) {
-    float v[8];
-    _mm256_storeu_ps(v, acc[c]);
-    for (int r = 0; r < 8; ++r) store_out(t, r0 + r, c0 + c, v[r]);
+    alignas(64) float v[kRowLanes];
+    vr_store(v, acc[c]);
+    for (int r = 0; r < kRowLanes; ++r) store_out(t, r0 + r, c0 + c, v[r]);
   }
 }
 
 void q4_0_serial(const DotTile& t) {
-  for_blocks<8>(
+  for_blocks<kRowLanes>(
       t, [&](int64_t r0, int64_t c0) { q4_0_serial_block<4>(t, r0, c0); },
       [&](int64_t r0, int64_t c0) { q4_0_serial_block<1>(t, r0, c0); });
 }
 
 // ---------------------------------------------------------------------------------------------
-// K-quants. A super-block row is first unpacked to bytes (unsigned levels, except Q3_K) and
-// int16 scale vectors, then dotted with Q8_K activations.
+// K-quants. Q2_K, Q3_K and Q5_K super-block rows are first unpacked to bytes (unsigned levels,
+// except Q3_K) and int16 scale vectors; Q4_K and Q6_K are read straight from the blocks.
 
 struct KRow {
   alignas(32) uint8_t q[kQK_K];
   __m256i scale[8];  // per 32-element chunk: int16 scales of its two 16-element groups
-  __m128i scales16[2];
   __m256i min16;     // int16 mins of the 16 groups
   float d, dmin;
 };
@@ -419,8 +452,6 @@ inline void set_scales(const KBlockInts& s, KRow& row) {
   for (int k = 0; k < 8; ++k)
     row.scale[k] = _mm256_set_m128i(_mm_set1_epi16(all[2 * k + 1]), _mm_set1_epi16(all[2 * k]));
   row.min16 = _mm256_load_si256(reinterpret_cast<const __m256i*>(mins));
-  row.scales16[0] = _mm_load_si128(reinterpret_cast<const __m128i*>(all));
-  row.scales16[1] = _mm_load_si128(reinterpret_cast<const __m128i*>(all + 8));
   row.d = s.d;
   row.dmin = s.dmin;
 }
@@ -432,7 +463,7 @@ inline __m256i q6_high_bits(__m256i h, int shift) {
   return _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, shift), _mm256_set1_epi8(3)), 4);
 }
 
-// Unpacks one super-block of `type` into row (Q6_K levels + 32, Q3_K signed).
+// Unpacks one super-block of `type` (Q2_K, Q3_K, Q5_K) into row (Q3_K levels signed).
 void unpack_k_row(DType type, const uint8_t* block, KRow& row) {
   KBlockInts s;
   engine::quant::unpack_k_scales(type, block, s);
@@ -460,36 +491,17 @@ void unpack_k_row(DType type, const uint8_t* block, KRow& row) {
       }
       return;
     }
-    case DType::Q4_K:
     case DType::Q5_K: {
-      const bool five = type == DType::Q5_K;
-      const auto* b5 = reinterpret_cast<const engine::quant::BlockQ5_K*>(block);
-      const uint8_t* qs = five ? b5->qs : reinterpret_cast<const engine::quant::BlockQ4_K*>(block)->qs;
-      const __m256i hb = five ? load256(b5->qh) : _mm256_setzero_si256();
+      const auto& b = *reinterpret_cast<const engine::quant::BlockQ5_K*>(block);
+      const __m256i hb = load256(b.qh);
       for (int j = 0; j < 4; ++j) {
-        const __m256i x = load256(qs + 32 * j);
-        __m256i lo = _mm256_and_si256(x, m4), hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), m4);
-        if (five) {
-          const __m256i b0 = _mm256_set1_epi8(static_cast<char>(1 << (2 * j)));
-          const __m256i b1 = _mm256_set1_epi8(static_cast<char>(1 << (2 * j + 1)));
-          const __m256i sixteen = _mm256_set1_epi8(16);
-          lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hb, b0), b0), sixteen));
-          hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hb, b1), b1), sixteen));
-        }
-        store256(row.q + 64 * j, lo);
-        store256(row.q + 64 * j + 32, hi);
-      }
-      return;
-    }
-    case DType::Q6_K: {
-      const auto& b = *reinterpret_cast<const engine::quant::BlockQ6_K*>(block);
-      for (int n = 0; n < 2; ++n) {
-        const __m256i l0 = load256(b.ql + 64 * n), l1 = load256(b.ql + 64 * n + 32), h = load256(b.qh + 32 * n);
-        uint8_t* q = row.q + 128 * n;
-        store256(q, _mm256_or_si256(_mm256_and_si256(l0, m4), q6_high_bits(h, 0)));
-        store256(q + 32, _mm256_or_si256(_mm256_and_si256(l1, m4), q6_high_bits(h, 2)));
-        store256(q + 64, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), q6_high_bits(h, 4)));
-        store256(q + 96, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), q6_high_bits(h, 6)));
+        const __m256i x = load256(b.qs + 32 * j);
+        const __m256i b0 = _mm256_set1_epi8(static_cast<char>(1 << (2 * j)));
+        const __m256i b1 = _mm256_set1_epi8(static_cast<char>(1 << (2 * j + 1)));
+        const __m256i sixteen = _mm256_set1_epi8(16);
+        const __m256i lo = _mm256_and_si256(x, m4), hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), m4);
+        store256(row.q + 64 * j, _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hb, b0), b0), sixteen)));
+        store256(row.q + 64 * j + 32, _mm256_or_si256(hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hb, b1), b1), sixteen)));
       }
       return;
     }
@@ -527,7 +539,7 @@ const KRow* unpack_k_rows(DType type, const DotTile& t, int64_t r0) {
   return rows.data();
 }
 
-// Repacked K-quant order (Q4_K, Q2_K): per run of `groups` 16-element groups, one FMA of the
+// Repacked K-quant order (Q2_K; Q4_K's is q4_K_serial_block): per run of `groups` 16-element groups, one FMA of the
 // run's exact scaled sum with dw * da and one of its min sum with dmin_w * da; eight weight
 // rows share a vector, one lane each.
 template <int CB>
@@ -582,8 +594,171 @@ void k_serial(DType type, int groups, const DotTile& t) {
   }
 }
 
-// AVX2 eight-lane K orders (Q3_K, Q5_K, Q6_K): lanes += (da * dw) * exact lane sums per
-// super-block; Q6_K takes its offset 32 back per lane, Q5_K adds a fused running min sum.
+// Q4_K repacked order (k_serial_block's, read straight from the blocks): kRowLanes weight rows
+// share a register, one lane each; per run (a whole super-block in the GEMV, 64 elements in the
+// GEMM) the exact scaled sum and min sum become one FMA each.
+struct Q4KRows {
+  VR d, dmin;
+  VI scale[8], min[8];  // per 32-element sub-block, 6-bit
+};
+
+inline Q4KRows q4_K_header(const uint8_t* const* blocks) {
+  VI h[4];  // d | dmin, scales[0..3], scales[4..7], scales[8..11]
+  load_row_quads(blocks, h);
+  Q4KRows w;
+  w.d = vr_half_low(h[0]);
+  w.dmin = vr_half_high(h[0]);
+  for (int j = 0; j < 4; ++j) {
+    w.scale[j] = vi_bits(h[1], 8 * j, 63);
+    w.min[j] = vi_bits(h[2], 8 * j, 63);
+    w.scale[j + 4] = vi_or_shifted(vi_bits(h[3], 8 * j, 0x0F), vi_bits(h[1], 8 * j + 6, 3), 4);
+    w.min[j + 4] = vi_or_shifted(vi_bits(h[3], 8 * j + 4, 0x0F), vi_bits(h[2], 8 * j + 6, 3), 4);
+  }
+  return w;
+}
+
+inline int32_t act_quad(const int8_t* qs, int j) {
+  int32_t v;
+  std::memcpy(&v, qs + 4 * j, sizeof v);
+  return v;
+}
+
+template <int CB>
+void q4_K_serial_block(bool gemm, const DotTile& t, int64_t r0, int64_t c0) {
+  const char* wp[kRowLanes];
+  const char* ap[CB];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  VR acc[CB], acc_min[CB];
+  for (int c = 0; c < CB; ++c) acc[c] = acc_min[c] = vr_zero();
+  for (int64_t i = 0; i < t.n / kQK_K; ++i) {
+    prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, t.n / kQK_K);
+    const uint8_t* blocks[kRowLanes];
+    for (int r = 0; r < kRowLanes; ++r) blocks[r] = reinterpret_cast<const uint8_t*>(wp[r]) + i * sizeof(engine::quant::BlockQ4_K);
+    const Q4KRows w = q4_K_header(blocks);
+    const BlockQ8_K* a[CB];
+    VR da[CB];
+    VI sum[CB], mins[CB];
+    for (int c = 0; c < CB; ++c) {
+      a[c] = reinterpret_cast<const BlockQ8_K*>(ap[c]) + i;
+      da[c] = vr_set1(a[c]->d);
+      sum[c] = mins[c] = vi_set1(0);
+    }
+    for (int m = 0; m < 4; ++m) {  // 32 bytes of nibbles: sub-blocks 2m (low) and 2m + 1 (high)
+      const uint8_t* q[kRowLanes];
+      VI lo[8], hi[8];
+      for (int half = 0; half < 2; ++half) {
+        for (int r = 0; r < kRowLanes; ++r) q[r] = blocks[r] + 16 + 32 * m + 16 * half;
+        VI quads[4];
+        load_row_quads(q, quads);
+        for (int j = 0; j < 4; ++j) {
+          lo[4 * half + j] = vi_low_nibbles(quads[j]);
+          hi[4 * half + j] = vi_high_nibbles(quads[j]);
+        }
+      }
+      for (int c = 0; c < CB; ++c) {
+        const int8_t* aq = a[c]->qs + 64 * m;
+        VI s_lo[2] = {vi_set1(0), vi_set1(0)}, s_hi[2] = {vi_set1(0), vi_set1(0)};
+        for (int j = 0; j < 8; ++j) {
+          s_lo[j & 1] = vi_dot_u8(s_lo[j & 1], lo[j], act_quad(aq, j));
+          s_hi[j & 1] = vi_dot_u8(s_hi[j & 1], hi[j], act_quad(aq, j + 8));
+        }
+        const int16_t* bs = a[c]->bsums + 4 * m;
+        sum[c] = vi_add(sum[c], vi_add(vi_mul(vi_add(s_lo[0], s_lo[1]), w.scale[2 * m]),
+                                       vi_mul(vi_add(s_hi[0], s_hi[1]), w.scale[2 * m + 1])));
+        mins[c] = vi_add(mins[c], vi_add(vi_mul_u16(w.min[2 * m], static_cast<int16_t>(bs[0] + bs[1])),
+                                         vi_mul_u16(w.min[2 * m + 1], static_cast<int16_t>(bs[2] + bs[3]))));
+        if (gemm || m == 3) {
+          acc[c] = vr_fma(vr_from_i32(sum[c]), vr_mul(w.d, da[c]), acc[c]);
+          acc_min[c] = vr_fma(vr_from_i32(mins[c]), vr_mul(w.dmin, da[c]), acc_min[c]);
+          sum[c] = mins[c] = vi_set1(0);
+        }
+      }
+    }
+  }
+  for (int c = 0; c < CB; ++c) {
+    alignas(64) float v[kRowLanes], vm[kRowLanes];
+    vr_store(v, acc[c]);
+    vr_store(vm, acc_min[c]);
+    for (int r = 0; r < kRowLanes; ++r) store_out(t, r0 + r, c0 + c, v[r] - vm[r]);
+  }
+}
+
+void q4_K_serial(bool gemm, const DotTile& t) {
+  for_blocks<kRowLanes>(
+      t, [&](int64_t r0, int64_t c0) { q4_K_serial_block<4>(gemm, t, r0, c0); },
+      [&](int64_t r0, int64_t c0) { q4_K_serial_block<1>(gemm, t, r0, c0); });
+}
+
+// Q6_K eight-lane order (k_lanes_block's, read straight from the blocks): per output eight
+// float lanes += (da * dw) * exact lane sums per super-block, the offset 32 taken back per lane.
+struct Q6KRow {
+  __m256i q[8];      // unsigned levels 0..63 of the 32-element chunks
+  __m256i scale[8];  // per chunk: int16 scales of its two 16-element groups
+  __m256i offset;    // int16 scales of all 16 groups (for the offset's lane sums)
+  float d;
+};
+
+inline void load_q6_K(const engine::quant::BlockQ6_K& b, Q6KRow& w) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  for (int n = 0; n < 2; ++n) {
+    const __m256i l0 = load256(b.ql + 64 * n), l1 = load256(b.ql + 64 * n + 32), h = load256(b.qh + 32 * n);
+    w.q[4 * n] = _mm256_or_si256(_mm256_and_si256(l0, m4), q6_high_bits(h, 0));
+    w.q[4 * n + 1] = _mm256_or_si256(_mm256_and_si256(l1, m4), q6_high_bits(h, 2));
+    w.q[4 * n + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), q6_high_bits(h, 4));
+    w.q[4 * n + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), q6_high_bits(h, 6));
+  }
+  w.offset = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
+  for (int n = 0; n < 2; ++n) {
+    // Both 128-bit halves hold scales 8n..8n+7; chunk k takes scale 2k' in the low, 2k'+1 in the high.
+    const __m256i both = _mm256_broadcastsi128_si256(n == 0 ? _mm256_castsi256_si128(w.offset) : _mm256_extracti128_si256(w.offset, 1));
+    for (int k = 0; k < 4; ++k) {
+      const char lo = static_cast<char>(4 * k), hi = static_cast<char>(4 * k + 2);
+      const __m256i pick = _mm256_setr_epi8(lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo,
+                                            lo + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi,
+                                            hi + 1, hi, hi + 1);
+      w.scale[4 * n + k] = _mm256_shuffle_epi8(both, pick);
+    }
+  }
+  w.d = half(b.d);
+}
+
+template <int RB, int CB>
+void q6_K_lanes_block(const DotTile& t, int64_t r0, int64_t c0) {
+  const char* wp[RB];
+  const char* ap[CB];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  __m256 acc[RB][CB];
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) acc[r][c] = _mm256_setzero_ps();
+  Q6KRow w[RB];
+  for (int64_t i = 0; i < t.n / kQK_K; ++i) {
+    prefetch_rows<RB>(t, r0 + RB, i, t.n / kQK_K);
+    for (int r = 0; r < RB; ++r) load_q6_K(reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[r])[i], w[r]);
+    for (int c = 0; c < CB; ++c) {
+      const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(ap[c])[i];
+      const __m256i bsums = load256(a.bsums);
+      for (int r = 0; r < RB; ++r) {
+        __m256i lanes = _mm256_slli_epi32(_mm256_madd_epi16(w[r].offset, bsums), 5);
+        lanes = _mm256_sub_epi32(_mm256_setzero_si256(), lanes);
+        for (int k = 0; k < 8; ++k) lanes = _mm256_add_epi32(lanes, dot_u8_scaled(w[r].q[k], load256(a.qs + 32 * k), w[r].scale[k]));
+        acc[r][c] = _mm256_fmadd_ps(_mm256_set1_ps(a.d * w[r].d), _mm256_cvtepi32_ps(lanes), acc[r][c]);
+      }
+    }
+  }
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) store_out(t, r0 + r, c0 + c, hsum_lanes8(acc[r][c]));
+}
+
+void q6_K_lanes(const DotTile& t) {
+  for_blocks<2>(
+      t, [&](int64_t r0, int64_t c0) { q6_K_lanes_block<2, 4>(t, r0, c0); },
+      [&](int64_t r0, int64_t c0) { q6_K_lanes_block<2, 1>(t, r0, c0); });
+}
+
+// AVX2 eight-lane K orders (Q3_K, Q5_K): lanes += (da * dw) * exact lane sums per super-block;
+// Q5_K adds a fused running min sum.
 template <int RB, int CB>
 void k_lanes_block(DType type, const KRow* unpacked, const DotTile& t, int64_t r0, int64_t c0) {
   const char* ap[CB];
@@ -600,10 +775,6 @@ void k_lanes_block(DType type, const KRow* unpacked, const DotTile& t, int64_t r
       for (int r = 0; r < RB; ++r) {
         const KRow& w = rows[r];
         __m256i lanes = type == DType::Q3_K ? k_lanes<true>(w, a.qs, 0, 8) : k_lanes<false>(w, a.qs, 0, 8);
-        if (type == DType::Q6_K) {
-          const __m256i scales = _mm256_set_m128i(w.scales16[1], w.scales16[0]);
-          lanes = _mm256_sub_epi32(lanes, _mm256_slli_epi32(_mm256_madd_epi16(scales, bsums), 5));
-        }
         acc[r][c] = _mm256_fmadd_ps(_mm256_set1_ps(a.d * w.d), _mm256_cvtepi32_ps(lanes), acc[r][c]);
         if (type == DType::Q5_K) {
           const float min_sum = static_cast<float>(hsum_i32(_mm256_madd_epi16(w.min16, bsums)));
@@ -640,11 +811,11 @@ bool dot_tile_impl(DType weight, DotOrder order, const DotTile& t) {
     case DType::Q4_1: return legacy_lanes<Q4_1Levels>(t), true;
     case DType::Q5_1: return legacy_lanes<Q5_1Levels>(t), true;
     case DType::Q4_0: return q4_0_serial(t), true;
-    case DType::Q4_K: return k_serial(weight, batch ? 4 : 16, t), true;
+    case DType::Q4_K: return q4_K_serial(batch, t), true;
     case DType::Q2_K: return k_serial(weight, batch ? 8 : 16, t), true;
     case DType::Q3_K:
-    case DType::Q5_K:
-    case DType::Q6_K: return k_lanes_tile(weight, t), true;
+    case DType::Q5_K: return k_lanes_tile(weight, t), true;
+    case DType::Q6_K: return q6_K_lanes(t), true;
     default: return false;
   }
 }
