@@ -37,6 +37,17 @@ inline void store_out(const DotTile& t, int64_t r, int64_t c, float v) {
   if (r < t.rows && c < t.cols) std::memcpy(t.out + r * t.out_row + c * t.out_col, &v, sizeof v);
 }
 
+// n objects of T in a per-thread buffer aligned for T (vector types included), kept across calls
+// so no call allocates once the largest size was seen; one buffer per type.
+template <typename T>
+T* thread_buffer(size_t n) {
+  thread_local std::vector<unsigned char> bytes;
+  if (bytes.size() < n * sizeof(T) + alignof(T)) bytes.resize(n * sizeof(T) + alignof(T));
+  void* p = bytes.data();
+  size_t space = bytes.size();
+  return static_cast<T*>(std::align(alignof(T), n * sizeof(T), p, space));
+}
+
 // Prefetches the part of rows [r0, r0 + RB) (clamped to the tile) that step i of n steps will
 // need, so the next row block streams in while this one is computed (rows are many
 // interleaved streams, more than the hardware prefetcher follows).
@@ -92,8 +103,28 @@ void float_tiled_block(const DotTile& t, int64_t r0, int64_t c0) {
     }
 }
 
+// Halves to floats (exact), n a whole number of vectors.
+inline void widen_f16(const uint16_t* x, float* y, int64_t n) {
+  for (int64_t k = 0; k < n; k += kVecLanes) vf_store(y + k, vf_load_f16(x + k));
+}
+
 template <typename T>
 void float_tiled(const DotTile& t) {
+  if constexpr (std::is_same_v<T, uint16_t>) {
+    // Every half of the tile converted once (exactly), not once per register block it meets.
+    const size_t row = static_cast<size_t>(t.n);
+    float* wide = thread_buffer<float>(row * static_cast<size_t>(t.rows + t.cols));
+    for (int64_t r = 0; r < t.rows; ++r)
+      widen_f16(reinterpret_cast<const uint16_t*>(t.w + r * static_cast<int64_t>(t.w_stride)), wide + r * t.n, t.n);
+    for (int64_t c = 0; c < t.cols; ++c)
+      widen_f16(reinterpret_cast<const uint16_t*>(t.a + c * static_cast<int64_t>(t.a_stride)), wide + (t.rows + c) * t.n, t.n);
+    DotTile f = t;
+    f.w = reinterpret_cast<const char*>(wide);
+    f.w_stride = row * sizeof(float);
+    f.a = reinterpret_cast<const char*>(wide + t.rows * t.n);
+    f.a_stride = row * sizeof(float);
+    return float_tiled<float>(f);
+  }
   for_blocks<ENGINE_TILE_ROWS>(
       t, [&](int64_t r0, int64_t c0) { float_tiled_block<T, ENGINE_TILE_ROWS, 4>(t, r0, c0); },
       [&](int64_t r0, int64_t c0) { float_tiled_block<T, ENGINE_TILE_ROWS, 1>(t, r0, c0); });
@@ -333,28 +364,28 @@ void legacy_lanes_block(const DotTile& t, int64_t r0, int64_t c0) {
     for (int c = 0; c < CB; ++c) acc[g][c] = vr_zero();
   for (int64_t i = 0; i < t.n / kQK; ++i) {
     VI lv[RG];
-    float dw[RB];
+    VR dw[RG];
     for (int g = 0; g < RG; ++g) {
       __m256i parts[kLaneRows];
+      float d[kLaneRows];
       for (int p = 0; p < kLaneRows; ++p) {
         const Block& b = reinterpret_cast<const Block*>(wp[g * kLaneRows + p])[i];
         parts[p] = L::levels(b);
-        dw[g * kLaneRows + p] = half(b.d);
+        d[p] = half(b.d);
       }
       lv[g] = vi_join(parts);
+      dw[g] = vr_set_groups(d);
     }
     for (int c = 0; c < CB; ++c) {
       const Act& a = reinterpret_cast<const Act*>(ap[c])[i];
       const VI av = vi_repeat(load256(a.qs));
-      const float da = half(a.d);
+      const VR da = vr_set1(half(a.d));
       if constexpr (!L::kSigned)
         for (int r = 0; r < RB; ++r)
           mins[r][c] = __builtin_fmaf(half(reinterpret_cast<const Block*>(wp[r])[i].m), half(a.s), mins[r][c]);
       for (int g = 0; g < RG; ++g) {
         const VI lanes = L::kSigned ? vi_dot_s8v(vi_set1(0), lv[g], av) : vi_dot_u8v(vi_set1(0), lv[g], av);
-        float scale[kLaneRows];
-        for (int p = 0; p < kLaneRows; ++p) scale[p] = dw[g * kLaneRows + p] * da;
-        acc[g][c] = vr_fma(vr_set_groups(scale), vr_from_i32(lanes), acc[g][c]);
+        acc[g][c] = vr_fma(vr_mul(dw[g], da), vr_from_i32(lanes), acc[g][c]);
       }
     }
   }
@@ -382,41 +413,38 @@ void legacy_lanes(const DotTile& t) {
 // integer dot. kRowLanes weight rows share a register, one lane each (their 16 nibble bytes
 // transposed to dword columns), so a block's dot needs no horizontal sum. The levels are
 // dotted as unsigned nibbles, each lane starting from -8 * (the activation's block sum).
+
+// One block of kRowLanes rows, ready for any number of columns.
+struct Q4_0Rows {
+  VI lo[4], hi[4];  // nibbles of elements 4j..4j+3 and 16+4j..16+4j+3, one row per lane
+  VR d;
+};
+
+// What a column contributes per block besides its levels.
+struct Q4_0Act {
+  int32_t offset;  // -8 * sum of the block's levels
+  float d;
+};
+
 template <int CB>
-void q4_0_serial_block(const DotTile& t, int64_t r0, int64_t c0) {
-  const char* wp[kRowLanes];
+void q4_0_serial_block(const DotTile& t, const Q4_0Rows* w, const Q4_0Act* act, int64_t r0, int64_t c0) {
   const char* ap[CB];
-  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  const int64_t nb = t.n / kQK;
   VR acc[CB];
   for (int c = 0; c < CB; ++c) acc[c] = vr_zero();
-  for (int64_t i = 0; i < t.n / kQK; ++i) {
-    prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, t.n / kQK);
-    const uint8_t* qs[kRowLanes];
-    alignas(64) uint16_t dh[kRowLanes];
-    for (int r = 0; r < kRowLanes; ++r) {
-      const BlockQ4_0& b = reinterpret_cast<const BlockQ4_0*>(wp[r])[i];
-      qs[r] = b.qs;
-      dh[r] = b.d;
-    }
-    VI quads[4], lo[4], hi[4];
-    load_row_quads(qs, quads);
-    for (int j = 0; j < 4; ++j) {
-      lo[j] = vi_low_nibbles(quads[j]);
-      hi[j] = vi_high_nibbles(quads[j]);
-    }
-    const VR dw = vr_load_f16(dh);
+  for (int64_t i = 0; i < nb; ++i) {
     for (int c = 0; c < CB; ++c) {
       const BlockQ8_0& a = reinterpret_cast<const BlockQ8_0*>(ap[c])[i];
+      const Q4_0Act& x = act[min_i64(c0 + c, t.cols - 1) * nb + i];
       int32_t a4[8];
       std::memcpy(a4, a.qs, sizeof a4);
-      const __m256i av = load256(a.qs);
-      VI s = vi_set1(-8 * hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), av), _mm256_set1_epi16(1))));
+      VI s = vi_set1(x.offset);
       for (int j = 0; j < 4; ++j) {
-        s = vi_dot_u8(s, lo[j], a4[j]);
-        s = vi_dot_u8(s, hi[j], a4[j + 4]);
+        s = vi_dot_u8(s, w[i].lo[j], a4[j]);
+        s = vi_dot_u8(s, w[i].hi[j], a4[j + 4]);
       }
-      acc[c] = vr_fma(vr_from_i32(s), vr_mul(dw, vr_set1(half(a.d))), acc[c]);
+      acc[c] = vr_fma(vr_from_i32(s), vr_mul(w[i].d, vr_set1(x.d)), acc[c]);
     }
   }
   for (int c = 0; c < CB; ++c) {
@@ -426,10 +454,47 @@ void q4_0_serial_block(const DotTile& t, int64_t r0, int64_t c0) {
   }
 }
 
+// Transposes the blocks of rows r0 .. r0 + kRowLanes - 1 (clamped to the tile) into w.
+void q4_0_rows(const DotTile& t, int64_t r0, Q4_0Rows* w) {
+  const char* wp[kRowLanes];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  const int64_t nb = t.n / kQK;
+  for (int64_t i = 0; i < nb; ++i) {
+    prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
+    const uint8_t* qs[kRowLanes];
+    alignas(64) uint16_t dh[kRowLanes];
+    for (int r = 0; r < kRowLanes; ++r) {
+      const BlockQ4_0& b = reinterpret_cast<const BlockQ4_0*>(wp[r])[i];
+      qs[r] = b.qs;
+      dh[r] = b.d;
+    }
+    VI quads[4];
+    load_row_quads(qs, quads);
+    for (int j = 0; j < 4; ++j) {
+      w[i].lo[j] = vi_low_nibbles(quads[j]);
+      w[i].hi[j] = vi_high_nibbles(quads[j]);
+    }
+    w[i].d = vr_load_f16(dh);
+  }
+}
+
 void q4_0_serial(const DotTile& t) {
-  for_blocks<kRowLanes>(
-      t, [&](int64_t r0, int64_t c0) { q4_0_serial_block<4>(t, r0, c0); },
-      [&](int64_t r0, int64_t c0) { q4_0_serial_block<1>(t, r0, c0); });
+  const int64_t nb = t.n / kQK;
+  Q4_0Rows* rows = thread_buffer<Q4_0Rows>(static_cast<size_t>(nb));
+  Q4_0Act* acts = thread_buffer<Q4_0Act>(static_cast<size_t>(nb * t.cols));
+  for (int64_t c = 0; c < t.cols; ++c)
+    for (int64_t i = 0; i < nb; ++i) {
+      const BlockQ8_0& a = reinterpret_cast<const BlockQ8_0*>(t.a + c * static_cast<int64_t>(t.a_stride))[i];
+      const __m256i ones = _mm256_set1_epi8(1);
+      const int32_t sum = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones, load256(a.qs)), _mm256_set1_epi16(1)));
+      acts[c * nb + i] = {-8 * sum, half(a.d)};
+    }
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) {
+    q4_0_rows(t, r0, rows);
+    int64_t c0 = 0;
+    for (; c0 + 4 <= t.cols; c0 += 4) q4_0_serial_block<4>(t, rows, acts, r0, c0);
+    for (; c0 < t.cols; ++c0) q4_0_serial_block<1>(t, rows, acts, r0, c0);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -528,15 +593,14 @@ inline __m256i k_lanes(const KRow& row, const int8_t* aq, int k0, int k1) {
 // rows[b * RB + r] is super-block b of row r. Reused per thread, so no allocation per call.
 template <int RB>
 const KRow* unpack_k_rows(DType type, const DotTile& t, int64_t r0) {
-  thread_local std::vector<KRow> rows;
   const int64_t nb = t.n / kQK_K;
-  if (static_cast<int64_t>(rows.size()) < nb * RB) rows.resize(static_cast<size_t>(nb * RB));
+  KRow* rows = thread_buffer<KRow>(static_cast<size_t>(nb * RB));
   const char* wp[RB];
   block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
   const size_t block_bytes = dtype_info(type).block_bytes;
   for (int64_t i = 0; i < nb; ++i)
     for (int r = 0; r < RB; ++r) unpack_k_row(type, reinterpret_cast<const uint8_t*>(wp[r]) + i * block_bytes, rows[i * RB + r]);
-  return rows.data();
+  return rows;
 }
 
 // Repacked K-quant order (Q2_K; Q4_K's is q4_K_serial_block): per run of `groups` 16-element groups, one FMA of the
