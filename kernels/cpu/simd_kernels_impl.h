@@ -687,19 +687,44 @@ inline int32_t act_quad(const int8_t* qs, int j) {
   return v;
 }
 
-template <int CB>
-void q4_K_serial_block(bool gemm, const DotTile& t, int64_t r0, int64_t c0) {
+// A super-block of kRowLanes rows, ready for any number of columns.
+struct Q4KSuper {
+  Q4KRows h;
+  VI lo[4][8], hi[4][8];  // per 64-element chunk m: nibbles of sub-blocks 2m and 2m + 1, dword j
+};
+
+// Transposes the super-blocks of rows r0 .. r0 + kRowLanes - 1 (clamped to the tile) into w.
+void q4_K_rows(const DotTile& t, int64_t r0, Q4KSuper* w) {
   const char* wp[kRowLanes];
-  const char* ap[CB];
   block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  const int64_t nb = t.n / kQK_K;
+  for (int64_t i = 0; i < nb; ++i) {
+    prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
+    const uint8_t* blocks[kRowLanes];
+    for (int r = 0; r < kRowLanes; ++r) blocks[r] = reinterpret_cast<const uint8_t*>(wp[r]) + i * sizeof(engine::quant::BlockQ4_K);
+    w[i].h = q4_K_header(blocks);
+    for (int m = 0; m < 4; ++m)
+      for (int half = 0; half < 2; ++half) {
+        const uint8_t* q[kRowLanes];
+        for (int r = 0; r < kRowLanes; ++r) q[r] = blocks[r] + 16 + 32 * m + 16 * half;
+        VI quads[4];
+        load_row_quads(q, quads);
+        for (int j = 0; j < 4; ++j) {
+          w[i].lo[m][4 * half + j] = vi_low_nibbles(quads[j]);
+          w[i].hi[m][4 * half + j] = vi_high_nibbles(quads[j]);
+        }
+      }
+  }
+}
+
+template <int CB>
+void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* w, int64_t r0, int64_t c0) {
+  const char* ap[CB];
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
   VR acc[CB], acc_min[CB];
   for (int c = 0; c < CB; ++c) acc[c] = acc_min[c] = vr_zero();
   for (int64_t i = 0; i < t.n / kQK_K; ++i) {
-    prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, t.n / kQK_K);
-    const uint8_t* blocks[kRowLanes];
-    for (int r = 0; r < kRowLanes; ++r) blocks[r] = reinterpret_cast<const uint8_t*>(wp[r]) + i * sizeof(engine::quant::BlockQ4_K);
-    const Q4KRows w = q4_K_header(blocks);
+    const Q4KRows& h = w[i].h;
     const BlockQ8_K* a[CB];
     VR da[CB];
     VI sum[CB], mins[CB];
@@ -708,33 +733,22 @@ void q4_K_serial_block(bool gemm, const DotTile& t, int64_t r0, int64_t c0) {
       da[c] = vr_set1(a[c]->d);
       sum[c] = mins[c] = vi_set1(0);
     }
-    for (int m = 0; m < 4; ++m) {  // 32 bytes of nibbles: sub-blocks 2m (low) and 2m + 1 (high)
-      const uint8_t* q[kRowLanes];
-      VI lo[8], hi[8];
-      for (int half = 0; half < 2; ++half) {
-        for (int r = 0; r < kRowLanes; ++r) q[r] = blocks[r] + 16 + 32 * m + 16 * half;
-        VI quads[4];
-        load_row_quads(q, quads);
-        for (int j = 0; j < 4; ++j) {
-          lo[4 * half + j] = vi_low_nibbles(quads[j]);
-          hi[4 * half + j] = vi_high_nibbles(quads[j]);
-        }
-      }
+    for (int m = 0; m < 4; ++m) {  // sub-blocks 2m (low nibbles) and 2m + 1 (high nibbles)
       for (int c = 0; c < CB; ++c) {
         const int8_t* aq = a[c]->qs + 64 * m;
         VI s_lo[2] = {vi_set1(0), vi_set1(0)}, s_hi[2] = {vi_set1(0), vi_set1(0)};
         for (int j = 0; j < 8; ++j) {
-          s_lo[j & 1] = vi_dot_u8(s_lo[j & 1], lo[j], act_quad(aq, j));
-          s_hi[j & 1] = vi_dot_u8(s_hi[j & 1], hi[j], act_quad(aq, j + 8));
+          s_lo[j & 1] = vi_dot_u8(s_lo[j & 1], w[i].lo[m][j], act_quad(aq, j));
+          s_hi[j & 1] = vi_dot_u8(s_hi[j & 1], w[i].hi[m][j], act_quad(aq, j + 8));
         }
         const int16_t* bs = a[c]->bsums + 4 * m;
-        sum[c] = vi_add(sum[c], vi_add(vi_mul(vi_add(s_lo[0], s_lo[1]), w.scale[2 * m]),
-                                       vi_mul(vi_add(s_hi[0], s_hi[1]), w.scale[2 * m + 1])));
-        mins[c] = vi_add(mins[c], vi_add(vi_mul_u16(w.min[2 * m], static_cast<int16_t>(bs[0] + bs[1])),
-                                         vi_mul_u16(w.min[2 * m + 1], static_cast<int16_t>(bs[2] + bs[3]))));
+        sum[c] = vi_add(sum[c], vi_add(vi_mul(vi_add(s_lo[0], s_lo[1]), h.scale[2 * m]),
+                                       vi_mul(vi_add(s_hi[0], s_hi[1]), h.scale[2 * m + 1])));
+        mins[c] = vi_add(mins[c], vi_add(vi_mul_u16(h.min[2 * m], static_cast<int16_t>(bs[0] + bs[1])),
+                                         vi_mul_u16(h.min[2 * m + 1], static_cast<int16_t>(bs[2] + bs[3]))));
         if (gemm || m == 3) {
-          acc[c] = vr_fma(vr_from_i32(sum[c]), vr_mul(w.d, da[c]), acc[c]);
-          acc_min[c] = vr_fma(vr_from_i32(mins[c]), vr_mul(w.dmin, da[c]), acc_min[c]);
+          acc[c] = vr_fma(vr_from_i32(sum[c]), vr_mul(h.d, da[c]), acc[c]);
+          acc_min[c] = vr_fma(vr_from_i32(mins[c]), vr_mul(h.dmin, da[c]), acc_min[c]);
           sum[c] = mins[c] = vi_set1(0);
         }
       }
@@ -749,9 +763,13 @@ void q4_K_serial_block(bool gemm, const DotTile& t, int64_t r0, int64_t c0) {
 }
 
 void q4_K_serial(bool gemm, const DotTile& t) {
-  for_blocks<kRowLanes>(
-      t, [&](int64_t r0, int64_t c0) { q4_K_serial_block<4>(gemm, t, r0, c0); },
-      [&](int64_t r0, int64_t c0) { q4_K_serial_block<1>(gemm, t, r0, c0); });
+  Q4KSuper* rows = thread_buffer<Q4KSuper>(static_cast<size_t>(t.n / kQK_K));
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) {
+    q4_K_rows(t, r0, rows);
+    int64_t c0 = 0;
+    for (; c0 + 4 <= t.cols; c0 += 4) q4_K_serial_block<4>(gemm, t, rows, r0, c0);
+    for (; c0 < t.cols; ++c0) q4_K_serial_block<1>(gemm, t, rows, r0, c0);
+  }
 }
 
 // Q6_K eight-lane order (k_lanes_block's, read straight from the blocks): per output eight
@@ -787,27 +805,23 @@ inline void load_q6_K(const engine::quant::BlockQ6_K& b, Q6KRow& w) {
   w.d = half(b.d);
 }
 
+// w[i * RB + r]: super-block i of row r0 + r.
 template <int RB, int CB>
-void q6_K_lanes_block(const DotTile& t, int64_t r0, int64_t c0) {
-  const char* wp[RB];
+void q6_K_lanes_block(const DotTile& t, const Q6KRow* w, int64_t r0, int64_t c0) {
   const char* ap[CB];
-  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
   __m256 acc[RB][CB];
   for (int r = 0; r < RB; ++r)
     for (int c = 0; c < CB; ++c) acc[r][c] = _mm256_setzero_ps();
-  Q6KRow w[RB];
   for (int64_t i = 0; i < t.n / kQK_K; ++i) {
-    prefetch_rows<RB>(t, r0 + RB, i, t.n / kQK_K);
-    for (int r = 0; r < RB; ++r) load_q6_K(reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[r])[i], w[r]);
     for (int c = 0; c < CB; ++c) {
       const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(ap[c])[i];
       const __m256i bsums = load256(a.bsums);
       for (int r = 0; r < RB; ++r) {
-        __m256i lanes = _mm256_slli_epi32(_mm256_madd_epi16(w[r].offset, bsums), 5);
-        lanes = _mm256_sub_epi32(_mm256_setzero_si256(), lanes);
-        for (int k = 0; k < 8; ++k) lanes = _mm256_add_epi32(lanes, dot_u8_scaled(w[r].q[k], load256(a.qs + 32 * k), w[r].scale[k]));
-        acc[r][c] = _mm256_fmadd_ps(_mm256_set1_ps(a.d * w[r].d), _mm256_cvtepi32_ps(lanes), acc[r][c]);
+        const Q6KRow& row = w[i * RB + r];
+        __m256i lanes = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(row.offset, bsums), 5));
+        for (int k = 0; k < 8; ++k) lanes = _mm256_add_epi32(lanes, dot_u8_scaled(row.q[k], load256(a.qs + 32 * k), row.scale[k]));
+        acc[r][c] = _mm256_fmadd_ps(_mm256_set1_ps(a.d * row.d), _mm256_cvtepi32_ps(lanes), acc[r][c]);
       }
     }
   }
@@ -816,9 +830,20 @@ void q6_K_lanes_block(const DotTile& t, int64_t r0, int64_t c0) {
 }
 
 void q6_K_lanes(const DotTile& t) {
-  for_blocks<2>(
-      t, [&](int64_t r0, int64_t c0) { q6_K_lanes_block<2, 4>(t, r0, c0); },
-      [&](int64_t r0, int64_t c0) { q6_K_lanes_block<2, 1>(t, r0, c0); });
+  constexpr int RB = 2;
+  const int64_t nb = t.n / kQK_K;
+  Q6KRow* rows = thread_buffer<Q6KRow>(static_cast<size_t>(nb * RB));
+  for (int64_t r0 = 0; r0 < t.rows; r0 += RB) {
+    const char* wp[RB];
+    block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+    for (int64_t i = 0; i < nb; ++i) {
+      prefetch_rows<RB>(t, r0 + RB, i, nb);
+      for (int r = 0; r < RB; ++r) load_q6_K(reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[r])[i], rows[i * RB + r]);
+    }
+    int64_t c0 = 0;
+    for (; c0 + 4 <= t.cols; c0 += 4) q6_K_lanes_block<RB, 4>(t, rows, r0, c0);
+    for (; c0 < t.cols; ++c0) q6_K_lanes_block<RB, 1>(t, rows, r0, c0);
+  }
 }
 
 // AVX2 eight-lane K orders (Q3_K, Q5_K): lanes += (da * dw) * exact lane sums per super-block;
