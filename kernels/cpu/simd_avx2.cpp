@@ -134,6 +134,10 @@ inline VI vi_repeat(__m256i v) { return v; }
 inline VI vi_dot_u8v(VI acc, VI x, VI y) {
   return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1)));
 }
+// Signed x times signed y (|x| * y negated where x < 0; the byte-pair sums would overflow with
+// an offset): the preparations are identity / zero.
+inline VI vi_signed_levels(VI x) { return x; }
+inline VI vi_signed_offset(VI) { return _mm256_setzero_si256(); }
 inline VI vi_dot_s8v(VI acc, VI x, VI y) { return vi_dot_u8v(acc, _mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x)); }
 inline VR vr_set_groups(const float* s) { return _mm256_set1_ps(s[0]); }
 inline VR vr_from_i32(VI v) { return _mm256_cvtepi32_ps(v); }
@@ -146,9 +150,11 @@ inline void vr_store(float* p, VR v) { _mm256_storeu_ps(p, v); }
 
 #define ENGINE_SIMD_VNNI 0
 #define ENGINE_TILE_ROWS 2
+#define ENGINE_TILE_COLS 4
 #include "cpu/simd_kernels_impl.h"
 #undef ENGINE_SIMD_VNNI
 #undef ENGINE_TILE_ROWS
+#undef ENGINE_TILE_COLS
 
 }  // namespace
 

@@ -112,10 +112,13 @@ inline VR vr_half_high(VI v) { return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm5
 inline VI vi_join(const __m256i* rows) { return _mm512_inserti64x4(_mm512_castsi256_si512(rows[0]), rows[1], 1); }
 inline VI vi_repeat(__m256i v) { return _mm512_broadcast_i64x4(v); }
 inline VI vi_dot_u8v(VI acc, VI x, VI y) { return _mm512_dpbusd_epi32(acc, x, y); }
-// As vi_dot_u8v with x signed: |x| times y negated where x < 0.
-inline VI vi_dot_s8v(VI acc, VI x, VI y) {
-  return _mm512_dpbusd_epi32(acc, _mm512_abs_epi8(x), _mm512_mask_sub_epi8(y, _mm512_movepi8_mask(x), _mm512_setzero_si512(), y));
+// Signed x times signed y as (x + 128) * y - 128 * y: vi_dot_s8v(vi_signed_offset(y),
+// vi_signed_levels(x), y), the two preparations shared by every row / column.
+inline VI vi_signed_levels(VI x) { return _mm512_xor_si512(x, _mm512_set1_epi8(static_cast<char>(0x80))); }
+inline VI vi_signed_offset(VI y) {
+  return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(static_cast<char>(0x80)), y));
 }
+inline VI vi_dot_s8v(VI acc, VI x, VI y) { return _mm512_dpbusd_epi32(acc, x, y); }
 inline VR vr_set_groups(const float* s) {
   return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set1_ps(s[0])), _mm256_set1_ps(s[1]), 1);
 }
@@ -129,9 +132,11 @@ inline void vr_store(float* p, VR v) { _mm512_storeu_ps(p, v); }
 
 #define ENGINE_SIMD_VNNI 1
 #define ENGINE_TILE_ROWS 4
+#define ENGINE_TILE_COLS 4
 #include "cpu/simd_kernels_impl.h"
 #undef ENGINE_SIMD_VNNI
 #undef ENGINE_TILE_ROWS
+#undef ENGINE_TILE_COLS
 
 }  // namespace
 

@@ -5,7 +5,8 @@
 //   vf_mul, vf_div, vf_fma (a*b+c), vf_store, vf_flush_denormal, vf_bf16_even, vf_bf16_odd,
 //   vf_exp_scale (j * 2^n, 0 / inf where |n| > 192);
 //   dpbf16(acc, w, a) with the AVX512_BF16 semantics (see dot_float.cpp);
-//   ENGINE_SIMD_VNNI (1: the 256-bit integer dot-product instruction exists), ENGINE_TILE_ROWS.
+//   ENGINE_SIMD_VNNI (1: the 256-bit integer dot-product instruction exists), ENGINE_TILE_ROWS and
+//   ENGINE_TILE_COLS (the float GEMM's register block of outputs);
 // Integer work uses 256-bit registers, as llama.cpp's quantized orders come from its AVX2 code.
 // Every function here evaluates floating point exactly as its scalar twin does (same roundings
 // in the same order per output); only which outputs are computed together differs.
@@ -60,13 +61,13 @@ inline void prefetch_rows(const DotTile& t, int64_t r0, int64_t i, int64_t n) {
   for (int64_t o = i * per_step; o < min_i64(bytes, (i + 1) * per_step); o += 64) __builtin_prefetch(base + o);
 }
 
-// Calls block(r0, c0, CB) over the tile: rows in groups of RB, columns in groups of 4 where
-// at least 4 remain, else one at a time.
-template <int RB, typename Block4, typename Block1>
-void for_blocks(const DotTile& t, Block4 block4, Block1 block1) {
+// Calls block(r0, c0) over the tile: rows in groups of RB, columns in groups of CB where at
+// least CB remain (blockN), else one at a time (block1).
+template <int RB, int CB = 4, typename BlockN, typename Block1>
+void for_blocks(const DotTile& t, BlockN blockN, Block1 block1) {
   for (int64_t r0 = 0; r0 < t.rows; r0 += RB) {
     int64_t c0 = 0;
-    for (; c0 + 4 <= t.cols; c0 += 4) block4(r0, c0);
+    for (; c0 + CB <= t.cols; c0 += CB) blockN(r0, c0);
     for (; c0 < t.cols; ++c0) block1(r0, c0);
   }
 }
@@ -77,8 +78,9 @@ void for_blocks(const DotTile& t, Block4 block4, Block1 block1) {
 inline VF vf_load(const float* p) { return vf_load_f32(p); }
 inline VF vf_load(const uint16_t* p) { return vf_load_f16(p); }
 
-// Tiled GEMM order: one 16-lane FMA accumulator per output, then the lane tree.
-template <typename T, int RB, int CB>
+// Tiled GEMM order: one 16-lane FMA accumulator per output, then the lane tree. Weights in f32,
+// activations of type A (float or half).
+template <typename A, int RB, int CB>
 void float_tiled_block(const DotTile& t, int64_t r0, int64_t c0) {
   const char* wp[RB];
   const char* ap[CB];
@@ -89,9 +91,9 @@ void float_tiled_block(const DotTile& t, int64_t r0, int64_t c0) {
     for (int c = 0; c < CB; ++c) acc[r][c] = vf_zero();
   for (int64_t k = 0; k < t.n; k += kVecLanes) {
     VF av[CB];
-    for (int c = 0; c < CB; ++c) av[c] = vf_load(reinterpret_cast<const T*>(ap[c]) + k);
+    for (int c = 0; c < CB; ++c) av[c] = vf_load(reinterpret_cast<const A*>(ap[c]) + k);
     for (int r = 0; r < RB; ++r) {
-      const VF wv = vf_load(reinterpret_cast<const T*>(wp[r]) + k);
+      const VF wv = vf_load_f32(reinterpret_cast<const float*>(wp[r]) + k);
       for (int c = 0; c < CB; ++c) acc[r][c] = vf_fma(wv, av[c], acc[r][c]);
     }
   }
@@ -103,31 +105,26 @@ void float_tiled_block(const DotTile& t, int64_t r0, int64_t c0) {
     }
 }
 
-// Halves to floats (exact), n a whole number of vectors.
-inline void widen_f16(const uint16_t* x, float* y, int64_t n) {
-  for (int64_t k = 0; k < n; k += kVecLanes) vf_store(y + k, vf_load_f16(x + k));
+template <typename A>
+void float_tiled(const DotTile& t) {
+  constexpr int RB = ENGINE_TILE_ROWS, CB = ENGINE_TILE_COLS;
+  for_blocks<RB, CB>(
+      t, [&](int64_t r0, int64_t c0) { float_tiled_block<A, RB, CB>(t, r0, c0); },
+      [&](int64_t r0, int64_t c0) { float_tiled_block<A, RB, 1>(t, r0, c0); });
 }
 
-template <typename T>
-void float_tiled(const DotTile& t) {
-  if constexpr (std::is_same_v<T, uint16_t>) {
-    // Every half of the tile converted once (exactly), not once per register block it meets.
-    const size_t row = static_cast<size_t>(t.n);
-    float* wide = thread_buffer<float>(row * static_cast<size_t>(t.rows + t.cols));
-    for (int64_t r = 0; r < t.rows; ++r)
-      widen_f16(reinterpret_cast<const uint16_t*>(t.w + r * static_cast<int64_t>(t.w_stride)), wide + r * t.n, t.n);
-    for (int64_t c = 0; c < t.cols; ++c)
-      widen_f16(reinterpret_cast<const uint16_t*>(t.a + c * static_cast<int64_t>(t.a_stride)), wide + (t.rows + c) * t.n, t.n);
-    DotTile f = t;
-    f.w = reinterpret_cast<const char*>(wide);
-    f.w_stride = row * sizeof(float);
-    f.a = reinterpret_cast<const char*>(wide + t.rows * t.n);
-    f.a_stride = row * sizeof(float);
-    return float_tiled<float>(f);
+// F16: the tile's weight rows widened to floats once (exactly), not once per column block; the
+// activations are widened as they are loaded.
+void f16_tiled(const DotTile& t) {
+  float* wide = thread_buffer<float>(static_cast<size_t>(t.n * t.rows));
+  for (int64_t r = 0; r < t.rows; ++r) {
+    const auto* w = reinterpret_cast<const uint16_t*>(t.w + r * static_cast<int64_t>(t.w_stride));
+    for (int64_t k = 0; k < t.n; k += kVecLanes) vf_store(wide + r * t.n + k, vf_load_f16(w + k));
   }
-  for_blocks<ENGINE_TILE_ROWS>(
-      t, [&](int64_t r0, int64_t c0) { float_tiled_block<T, ENGINE_TILE_ROWS, 4>(t, r0, c0); },
-      [&](int64_t r0, int64_t c0) { float_tiled_block<T, ENGINE_TILE_ROWS, 1>(t, r0, c0); });
+  DotTile f = t;
+  f.w = reinterpret_cast<const char*>(wide);
+  f.w_stride = static_cast<size_t>(t.n) * sizeof(float);
+  float_tiled<uint16_t>(f);
 }
 
 // BF16 tiled order: one dot-product accumulator per output.
@@ -155,9 +152,10 @@ void bf16_tiled_block(const DotTile& t, int64_t r0, int64_t c0) {
 
 template <bool Native>
 void bf16_tiled(const DotTile& t) {
-  for_blocks<ENGINE_TILE_ROWS>(
-      t, [&](int64_t r0, int64_t c0) { bf16_tiled_block<Native, ENGINE_TILE_ROWS, 4>(t, r0, c0); },
-      [&](int64_t r0, int64_t c0) { bf16_tiled_block<Native, ENGINE_TILE_ROWS, 1>(t, r0, c0); });
+  constexpr int RB = ENGINE_TILE_ROWS, CB = ENGINE_TILE_COLS;
+  for_blocks<RB, CB>(
+      t, [&](int64_t r0, int64_t c0) { bf16_tiled_block<Native, RB, CB>(t, r0, c0); },
+      [&](int64_t r0, int64_t c0) { bf16_tiled_block<Native, RB, 1>(t, r0, c0); });
 }
 
 constexpr int64_t kRowStepElems = 4 * kVecLanes;
@@ -241,7 +239,7 @@ bool float_dot_tile(DType weight, DotOrder order, const DotTile& t) {
       });
       return true;
     case DType::F16:
-      if (tiled) return float_tiled<uint16_t>(t), true;
+      if (tiled) return f16_tiled(t), true;
       per_output(t, [&](const char* w, const char* a) {
         return f16_row(t.n, reinterpret_cast<const uint16_t*>(w), reinterpret_cast<const uint16_t*>(a), padded);
       });
@@ -373,18 +371,19 @@ void legacy_lanes_block(const DotTile& t, int64_t r0, int64_t c0) {
         parts[p] = L::levels(b);
         d[p] = half(b.d);
       }
-      lv[g] = vi_join(parts);
+      lv[g] = L::kSigned ? vi_signed_levels(vi_join(parts)) : vi_join(parts);
       dw[g] = vr_set_groups(d);
     }
     for (int c = 0; c < CB; ++c) {
       const Act& a = reinterpret_cast<const Act*>(ap[c])[i];
       const VI av = vi_repeat(load256(a.qs));
+      const VI start = L::kSigned ? vi_signed_offset(av) : vi_set1(0);
       const VR da = vr_set1(half(a.d));
       if constexpr (!L::kSigned)
         for (int r = 0; r < RB; ++r)
           mins[r][c] = __builtin_fmaf(half(reinterpret_cast<const Block*>(wp[r])[i].m), half(a.s), mins[r][c]);
       for (int g = 0; g < RG; ++g) {
-        const VI lanes = L::kSigned ? vi_dot_s8v(vi_set1(0), lv[g], av) : vi_dot_u8v(vi_set1(0), lv[g], av);
+        const VI lanes = L::kSigned ? vi_dot_s8v(start, lv[g], av) : vi_dot_u8v(start, lv[g], av);
         acc[g][c] = vr_fma(vr_mul(dw[g], da), vr_from_i32(lanes), acc[g][c]);
       }
     }
@@ -403,7 +402,7 @@ void legacy_lanes_block(const DotTile& t, int64_t r0, int64_t c0) {
 
 template <typename L>
 void legacy_lanes(const DotTile& t) {
-  constexpr int RG = 2;
+  constexpr int RG = 2 * kLaneRows;  // registers of rows: as many as the accumulators fit
   for_blocks<RG * kLaneRows>(
       t, [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, RG, 4>(t, r0, c0); },
       [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, RG, 1>(t, r0, c0); });
