@@ -109,9 +109,10 @@ inline void load_row_quads(const uint8_t* const* rows, VI (&q)[4]) {
 inline VI vi_set1(int32_t v) { return _mm256_set1_epi32(v); }
 inline VI vi_low_nibbles(VI v) { return _mm256_and_si256(v, _mm256_set1_epi8(0x0F)); }
 inline VI vi_high_nibbles(VI v) { return _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F)); }
-// acc + per lane the dot of four unsigned bytes of x (< 128) with the four signed bytes y4.
-inline VI vi_dot_u8(VI acc, VI x, int32_t y4) {
-  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(x, _mm256_set1_epi32(y4)), _mm256_set1_epi16(1)));
+// acc + per lane the dot of four unsigned bytes of x (< 128) with the four signed bytes at y4.
+inline VI vi_dot_u8(VI acc, VI x, const int8_t* y4) {
+  const VI y = _mm256_broadcastd_epi32(_mm_loadu_si32(y4));
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1)));
 }
 inline VI vi_add(VI a, VI b) { return _mm256_add_epi32(a, b); }
 inline VI vi_mul(VI a, VI b) { return _mm256_mullo_epi32(a, b); }

@@ -82,10 +82,12 @@ constexpr int kRowLanes = 16;
 // q[j] lane r = dword j of the 16 bytes at rows[r] (a 4 x 4 dword transpose per 128-bit lane).
 inline void load_row_quads(const uint8_t* const* rows, VI (&q)[4]) {
   VI x[4];
+  auto row = [&](int r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r])); };
   for (int k = 0; k < 4; ++k) {
-    VI v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[k])));
-    for (int l = 1; l < 4; ++l) v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[k + 4 * l])), l);
-    x[k] = v;
+    VI v = _mm512_castsi128_si512(row(k));
+    v = _mm512_inserti32x4(v, row(k + 4), 1);
+    v = _mm512_inserti32x4(v, row(k + 8), 2);
+    x[k] = _mm512_inserti32x4(v, row(k + 12), 3);
   }
   const VI t0 = _mm512_unpacklo_epi32(x[0], x[1]), t1 = _mm512_unpackhi_epi32(x[0], x[1]);
   const VI t2 = _mm512_unpacklo_epi32(x[2], x[3]), t3 = _mm512_unpackhi_epi32(x[2], x[3]);
@@ -97,8 +99,10 @@ inline void load_row_quads(const uint8_t* const* rows, VI (&q)[4]) {
 inline VI vi_set1(int32_t v) { return _mm512_set1_epi32(v); }
 inline VI vi_low_nibbles(VI v) { return _mm512_and_si512(v, _mm512_set1_epi8(0x0F)); }
 inline VI vi_high_nibbles(VI v) { return _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0F)); }
-// acc + per lane the dot of four unsigned bytes of x with the four signed bytes y4.
-inline VI vi_dot_u8(VI acc, VI x, int32_t y4) { return _mm512_dpbusd_epi32(acc, x, _mm512_set1_epi32(y4)); }
+// acc + per lane the dot of four unsigned bytes of x with the four signed bytes at y4.
+inline VI vi_dot_u8(VI acc, VI x, const int8_t* y4) {
+  return _mm512_dpbusd_epi32(acc, x, _mm512_broadcastd_epi32(_mm_loadu_si32(y4)));
+}
 inline VI vi_add(VI a, VI b) { return _mm512_add_epi32(a, b); }
 inline VI vi_mul(VI a, VI b) { return _mm512_mullo_epi32(a, b); }
 // Lanes whose high 16 bits are zero times the int16 y (exact 32-bit products).

@@ -224,8 +224,12 @@ float bf16_row(int64_t n, const uint16_t* w, const uint16_t* a, bool padded) {
 
 template <typename RowFn>
 void per_output(const DotTile& t, RowFn fn) {
-  for (int64_t r = 0; r < t.rows; ++r)
+  for (int64_t r = 0; r < t.rows; ++r) {
+    // The next row starts a new stream (often a new page): fetch it while this one is dotted.
+    for (int64_t o = 0; r + 1 < t.rows && o < static_cast<int64_t>(t.w_stride); o += 64)
+      __builtin_prefetch(t.w + (r + 1) * static_cast<int64_t>(t.w_stride) + o);
     for (int64_t c = 0; c < t.cols; ++c) store_out(t, r, c, fn(t.w + r * t.w_stride, t.a + c * t.a_stride));
+  }
 }
 
 template <bool Native>
@@ -361,6 +365,7 @@ void legacy_lanes_block(const DotTile& t, int64_t r0, int64_t c0) {
   for (int g = 0; g < RG; ++g)
     for (int c = 0; c < CB; ++c) acc[g][c] = vr_zero();
   for (int64_t i = 0; i < t.n / kQK; ++i) {
+    prefetch_rows<RB>(t, r0 + RB, i, t.n / kQK);
     VI lv[RG];
     VR dw[RG];
     for (int g = 0; g < RG; ++g) {
@@ -425,25 +430,51 @@ struct Q4_0Act {
   float d;
 };
 
+// Block i of the rows at wp (kRowLanes of them), transposed.
+inline void q4_0_block(const char* const* wp, int64_t i, Q4_0Rows& w) {
+  const uint8_t* qs[kRowLanes];
+  alignas(64) uint16_t dh[kRowLanes];
+  for (int r = 0; r < kRowLanes; ++r) {
+    const BlockQ4_0& b = reinterpret_cast<const BlockQ4_0*>(wp[r])[i];
+    qs[r] = b.qs;
+    dh[r] = b.d;
+  }
+  VI quads[4];
+  load_row_quads(qs, quads);
+  for (int j = 0; j < 4; ++j) {
+    w.lo[j] = vi_low_nibbles(quads[j]);
+    w.hi[j] = vi_high_nibbles(quads[j]);
+  }
+  w.d = vr_load_f16(dh);
+}
+
+// Columns c0 .. c0 + CB - 1 against rows r0 .. r0 + kRowLanes - 1: their blocks prepared in
+// `prepared`, or (nullptr) transposed here as they are used, which one column does best.
 template <int CB>
-void q4_0_serial_block(const DotTile& t, const Q4_0Rows* w, const Q4_0Act* act, int64_t r0, int64_t c0) {
+void q4_0_serial_block(const DotTile& t, const Q4_0Rows* prepared, const Q4_0Act* act, int64_t r0, int64_t c0) {
+  const char* wp[kRowLanes];
   const char* ap[CB];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
   const int64_t nb = t.n / kQK;
   VR acc[CB];
   for (int c = 0; c < CB; ++c) acc[c] = vr_zero();
   for (int64_t i = 0; i < nb; ++i) {
+    Q4_0Rows here;
+    if (!prepared) {
+      prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
+      q4_0_block(wp, i, here);
+    }
+    const Q4_0Rows& w = prepared ? prepared[i] : here;
     for (int c = 0; c < CB; ++c) {
       const BlockQ8_0& a = reinterpret_cast<const BlockQ8_0*>(ap[c])[i];
       const Q4_0Act& x = act[min_i64(c0 + c, t.cols - 1) * nb + i];
-      int32_t a4[8];
-      std::memcpy(a4, a.qs, sizeof a4);
       VI s = vi_set1(x.offset);
       for (int j = 0; j < 4; ++j) {
-        s = vi_dot_u8(s, w[i].lo[j], a4[j]);
-        s = vi_dot_u8(s, w[i].hi[j], a4[j + 4]);
+        s = vi_dot_u8(s, w.lo[j], a.qs + 4 * j);
+        s = vi_dot_u8(s, w.hi[j], a.qs + 16 + 4 * j);
       }
-      acc[c] = vr_fma(vr_from_i32(s), vr_mul(w[i].d, vr_set1(x.d)), acc[c]);
+      acc[c] = vr_fma(vr_from_i32(s), vr_mul(w.d, vr_set1(x.d)), acc[c]);
     }
   }
   for (int c = 0; c < CB; ++c) {
@@ -453,33 +484,8 @@ void q4_0_serial_block(const DotTile& t, const Q4_0Rows* w, const Q4_0Act* act, 
   }
 }
 
-// Transposes the blocks of rows r0 .. r0 + kRowLanes - 1 (clamped to the tile) into w.
-void q4_0_rows(const DotTile& t, int64_t r0, Q4_0Rows* w) {
-  const char* wp[kRowLanes];
-  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
-  const int64_t nb = t.n / kQK;
-  for (int64_t i = 0; i < nb; ++i) {
-    prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
-    const uint8_t* qs[kRowLanes];
-    alignas(64) uint16_t dh[kRowLanes];
-    for (int r = 0; r < kRowLanes; ++r) {
-      const BlockQ4_0& b = reinterpret_cast<const BlockQ4_0*>(wp[r])[i];
-      qs[r] = b.qs;
-      dh[r] = b.d;
-    }
-    VI quads[4];
-    load_row_quads(qs, quads);
-    for (int j = 0; j < 4; ++j) {
-      w[i].lo[j] = vi_low_nibbles(quads[j]);
-      w[i].hi[j] = vi_high_nibbles(quads[j]);
-    }
-    w[i].d = vr_load_f16(dh);
-  }
-}
-
 void q4_0_serial(const DotTile& t) {
   const int64_t nb = t.n / kQK;
-  Q4_0Rows* rows = thread_buffer<Q4_0Rows>(static_cast<size_t>(nb));
   Q4_0Act* acts = thread_buffer<Q4_0Act>(static_cast<size_t>(nb * t.cols));
   for (int64_t c = 0; c < t.cols; ++c)
     for (int64_t i = 0; i < nb; ++i) {
@@ -488,8 +494,19 @@ void q4_0_serial(const DotTile& t) {
       const int32_t sum = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones, load256(a.qs)), _mm256_set1_epi16(1)));
       acts[c * nb + i] = {-8 * sum, half(a.d)};
     }
+  if (t.cols == 1) {
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_0_serial_block<1>(t, nullptr, acts, r0, 0);
+    return;
+  }
+  // Several columns: each row block transposed once, then reused by every column.
+  Q4_0Rows* rows = thread_buffer<Q4_0Rows>(static_cast<size_t>(nb));
   for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) {
-    q4_0_rows(t, r0, rows);
+    const char* wp[kRowLanes];
+    block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+    for (int64_t i = 0; i < nb; ++i) {
+      prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
+      q4_0_block(wp, i, rows[i]);
+    }
     int64_t c0 = 0;
     for (; c0 + 4 <= t.cols; c0 += 4) q4_0_serial_block<4>(t, rows, acts, r0, c0);
     for (; c0 < t.cols; ++c0) q4_0_serial_block<1>(t, rows, acts, r0, c0);
@@ -680,12 +697,6 @@ inline Q4KRows q4_K_header(const uint8_t* const* blocks) {
   return w;
 }
 
-inline int32_t act_quad(const int8_t* qs, int j) {
-  int32_t v;
-  std::memcpy(&v, qs + 4 * j, sizeof v);
-  return v;
-}
-
 // A super-block of kRowLanes rows, ready for any number of columns.
 struct Q4KSuper {
   Q4KRows h;
@@ -737,8 +748,8 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* w, int64_t r
         const int8_t* aq = a[c]->qs + 64 * m;
         VI s_lo[2] = {vi_set1(0), vi_set1(0)}, s_hi[2] = {vi_set1(0), vi_set1(0)};
         for (int j = 0; j < 8; ++j) {
-          s_lo[j & 1] = vi_dot_u8(s_lo[j & 1], w[i].lo[m][j], act_quad(aq, j));
-          s_hi[j & 1] = vi_dot_u8(s_hi[j & 1], w[i].hi[m][j], act_quad(aq, j + 8));
+          s_lo[j & 1] = vi_dot_u8(s_lo[j & 1], w[i].lo[m][j], aq + 4 * j);
+          s_hi[j & 1] = vi_dot_u8(s_hi[j & 1], w[i].hi[m][j], aq + 32 + 4 * j);
         }
         const int16_t* bs = a[c]->bsums + 4 * m;
         sum[c] = vi_add(sum[c], vi_add(vi_mul(vi_add(s_lo[0], s_lo[1]), h.scale[2 * m]),
