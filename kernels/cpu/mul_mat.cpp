@@ -12,7 +12,7 @@
 namespace engine::cpu {
 namespace {
 
-constexpr int64_t kRowChunk = 16;  // output rows per work item
+constexpr int64_t kRowChunk = 16;  // output rows per work item (a multiple of every kernel's row block)
 constexpr int64_t kColBlock = 64;  // activation rows per tile: unpacked weight rows are reused across them
 constexpr size_t kAlign = 64;
 
@@ -82,7 +82,12 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
   // Phase 2: work items are chunks of output rows within one (i12, i13) batch.
   const int64_t ne01 = a->ne[1];
   const int64_t r2 = ne12 / a->ne[2], r3 = b->ne[3] / a->ne[3];
-  const int64_t n_chunks = (ne01 + kRowChunk - 1) / kRowChunk;
+  // One activation column (decode): each thread takes one even, contiguous run of rows, so its
+  // kernels see long row ranges to stream and prefetch; otherwise row chunks are reused per column.
+  const int64_t chunk_rows = ne11 == 1 && ne12 * b->ne[3] == 1
+                                 ? std::max(kRowChunk, ((ne01 + p.nth - 1) / p.nth + kRowChunk - 1) / kRowChunk * kRowChunk)
+                                 : kRowChunk;
+  const int64_t n_chunks = (ne01 + chunk_rows - 1) / chunk_rows;
   const DotOrder order = dot_order(a->type, K, ne01, ne11, dst->params[0] == kMulMatKvSpan);
   const WorkRange items = split_work(n_chunks * ne12 * b->ne[3], p.ith, p.nth);
   for (int64_t item = items.begin; item < items.end; ++item) {
@@ -90,7 +95,7 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
     const char* w_batch = bytes(a->data) + (i12 / r2) * a->nb[2] + (i13 / r3) * a->nb[3];
     const char* act_batch = acts + (i13 * ne12 + i12) * ne11 * static_cast<int64_t>(act_row);
     char* dst_batch = static_cast<char*>(dst->data) + i12 * dst->nb[2] + i13 * dst->nb[3];
-    const int64_t row0 = chunk * kRowChunk, rows = std::min(ne01, row0 + kRowChunk) - row0;
+    const int64_t row0 = chunk * chunk_rows, rows = std::min(ne01, row0 + chunk_rows) - row0;
     // Columns of one order at a time: a repacked multiply gives its leftover columns the row order.
     const int64_t split = column_order(a->type, order, ne11 - 1, ne11) == order ? ne11 : ne11 - ne11 % 4;
     for (int64_t c0 = 0; c0 < ne11; c0 += kColBlock) {

@@ -37,7 +37,8 @@ void rope(const ComputeParams& p, Tensor* dst) {
   const float freq_scale = dst->param_f32(3);
   const int half = n_rot / 2;
 
-  std::vector<float> cos_sin(static_cast<size_t>(n_rot));
+  thread_local std::vector<float> cos_sin;  // reused across calls: no allocation per node
+  cos_sin.resize(static_cast<size_t>(n_rot));
   int64_t angles_for = -1;  // flat token index (i2, i3) the angles were computed for
   const RowRange rows = split_rows(dst->nrows(), p);
   for (int64_t r = rows.begin; r < rows.end; ++r) {

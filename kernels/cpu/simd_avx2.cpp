@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -88,11 +89,73 @@ inline VF dpbf16(VF acc, const uint16_t* w, const uint16_t* a) {
   return {dpbf16_8(acc.lo, w, a), dpbf16_8(acc.hi, w + 16, a + 16)};
 }
 
+// Row lanes: one 32-bit lane per weight row, 8 rows per register (integer and float).
+using VI = __m256i;
+using VR = __m256;
+constexpr int kRowLanes = 8;
+
+// q[j] lane r = dword j of the 16 bytes at rows[r] (a 4 x 4 dword transpose per 128-bit lane).
+inline void load_row_quads(const uint8_t* const* rows, VI (&q)[4]) {
+  VI x[4];
+  for (int k = 0; k < 4; ++k)
+    x[k] = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(rows[k + 4]), reinterpret_cast<const __m128i*>(rows[k]));
+  const VI t0 = _mm256_unpacklo_epi32(x[0], x[1]), t1 = _mm256_unpackhi_epi32(x[0], x[1]);
+  const VI t2 = _mm256_unpacklo_epi32(x[2], x[3]), t3 = _mm256_unpackhi_epi32(x[2], x[3]);
+  q[0] = _mm256_unpacklo_epi64(t0, t2);
+  q[1] = _mm256_unpackhi_epi64(t0, t2);
+  q[2] = _mm256_unpacklo_epi64(t1, t3);
+  q[3] = _mm256_unpackhi_epi64(t1, t3);
+}
+inline VI vi_set1(int32_t v) { return _mm256_set1_epi32(v); }
+inline VI vi_low_nibbles(VI v) { return _mm256_and_si256(v, _mm256_set1_epi8(0x0F)); }
+inline VI vi_high_nibbles(VI v) { return _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F)); }
+// acc + per lane the dot of four unsigned bytes of x (< 128) with the four signed bytes at y4.
+inline VI vi_dot_u8(VI acc, VI x, const int8_t* y4) {
+  const VI y = _mm256_broadcastd_epi32(_mm_loadu_si32(y4));
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1)));
+}
+inline VI vi_add(VI a, VI b) { return _mm256_add_epi32(a, b); }
+inline VI vi_mul(VI a, VI b) { return _mm256_mullo_epi32(a, b); }
+// Lanes whose high 16 bits are zero times the int16 y (exact 32-bit products).
+inline VI vi_mul_u16(VI x, int16_t y) { return _mm256_madd_epi16(x, _mm256_set1_epi32(static_cast<uint16_t>(y))); }
+inline VI vi_bits(VI v, int shift, int32_t mask) { return _mm256_and_si256(_mm256_srli_epi32(v, shift), _mm256_set1_epi32(mask)); }
+inline VI vi_or_shifted(VI a, VI b, int shift) { return _mm256_or_si256(a, _mm256_slli_epi32(b, shift)); }
+// The halves in the low / high 16 bits of each lane, as floats.
+inline VR vr_half_low(VI v) {
+  const VI x = _mm256_and_si256(v, _mm256_set1_epi32(0xFFFF));
+  return _mm256_cvtph_ps(_mm_packus_epi32(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1)));
+}
+inline VR vr_half_high(VI v) {
+  const VI x = _mm256_srli_epi32(v, 16);
+  return _mm256_cvtph_ps(_mm_packus_epi32(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1)));
+}
+// Eight-lane groups: each register holds the eight lanes of kRowLanes / 8 = 1 row.
+inline VI vi_join(const __m256i* rows) { return rows[0]; }
+inline VI vi_repeat(__m256i v) { return v; }
+inline VI vi_dot_u8v(VI acc, VI x, VI y) {
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1)));
+}
+// Signed x times signed y (|x| * y negated where x < 0; the byte-pair sums would overflow with
+// an offset): the preparations are identity / zero.
+inline VI vi_signed_levels(VI x) { return x; }
+inline VI vi_signed_offset(VI) { return _mm256_setzero_si256(); }
+inline VI vi_dot_s8v(VI acc, VI x, VI y) { return vi_dot_u8v(acc, _mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x)); }
+inline VR vr_set_groups(const float* s) { return _mm256_set1_ps(s[0]); }
+inline VR vr_from_i32(VI v) { return _mm256_cvtepi32_ps(v); }
+inline VR vr_load_f16(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline VR vr_set1(float v) { return _mm256_set1_ps(v); }
+inline VR vr_zero() { return _mm256_setzero_ps(); }
+inline VR vr_mul(VR a, VR b) { return _mm256_mul_ps(a, b); }
+inline VR vr_fma(VR a, VR b, VR c) { return _mm256_fmadd_ps(a, b, c); }
+inline void vr_store(float* p, VR v) { _mm256_storeu_ps(p, v); }
+
 #define ENGINE_SIMD_VNNI 0
 #define ENGINE_TILE_ROWS 2
+#define ENGINE_TILE_COLS 4
 #include "cpu/simd_kernels_impl.h"
 #undef ENGINE_SIMD_VNNI
 #undef ENGINE_TILE_ROWS
+#undef ENGINE_TILE_COLS
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -73,11 +74,73 @@ inline VF dpbf16(VF acc, const uint16_t* w, const uint16_t* a) {
   return dpbf16_emulated(acc, w, a);
 }
 
+// Row lanes: one 32-bit lane per weight row, 16 rows per register (integer and float).
+using VI = __m512i;
+using VR = __m512;
+constexpr int kRowLanes = 16;
+
+// q[j] lane r = dword j of the 16 bytes at rows[r] (a 4 x 4 dword transpose per 128-bit lane).
+inline void load_row_quads(const uint8_t* const* rows, VI (&q)[4]) {
+  VI x[4];
+  auto row = [&](int r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r])); };
+  for (int k = 0; k < 4; ++k) {
+    VI v = _mm512_castsi128_si512(row(k));
+    v = _mm512_inserti32x4(v, row(k + 4), 1);
+    v = _mm512_inserti32x4(v, row(k + 8), 2);
+    x[k] = _mm512_inserti32x4(v, row(k + 12), 3);
+  }
+  const VI t0 = _mm512_unpacklo_epi32(x[0], x[1]), t1 = _mm512_unpackhi_epi32(x[0], x[1]);
+  const VI t2 = _mm512_unpacklo_epi32(x[2], x[3]), t3 = _mm512_unpackhi_epi32(x[2], x[3]);
+  q[0] = _mm512_unpacklo_epi64(t0, t2);
+  q[1] = _mm512_unpackhi_epi64(t0, t2);
+  q[2] = _mm512_unpacklo_epi64(t1, t3);
+  q[3] = _mm512_unpackhi_epi64(t1, t3);
+}
+inline VI vi_set1(int32_t v) { return _mm512_set1_epi32(v); }
+inline VI vi_low_nibbles(VI v) { return _mm512_and_si512(v, _mm512_set1_epi8(0x0F)); }
+inline VI vi_high_nibbles(VI v) { return _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0F)); }
+// acc + per lane the dot of four unsigned bytes of x with the four signed bytes at y4.
+inline VI vi_dot_u8(VI acc, VI x, const int8_t* y4) {
+  return _mm512_dpbusd_epi32(acc, x, _mm512_broadcastd_epi32(_mm_loadu_si32(y4)));
+}
+inline VI vi_add(VI a, VI b) { return _mm512_add_epi32(a, b); }
+inline VI vi_mul(VI a, VI b) { return _mm512_mullo_epi32(a, b); }
+// Lanes whose high 16 bits are zero times the int16 y (exact 32-bit products).
+inline VI vi_mul_u16(VI x, int16_t y) { return _mm512_madd_epi16(x, _mm512_set1_epi32(static_cast<uint16_t>(y))); }
+inline VI vi_bits(VI v, int shift, int32_t mask) { return _mm512_and_si512(_mm512_srli_epi32(v, shift), _mm512_set1_epi32(mask)); }
+inline VI vi_or_shifted(VI a, VI b, int shift) { return _mm512_or_si512(a, _mm512_slli_epi32(b, shift)); }
+// The halves in the low / high 16 bits of each lane, as floats.
+inline VR vr_half_low(VI v) { return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v)); }
+inline VR vr_half_high(VI v) { return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16))); }
+// Eight-lane groups: each register holds the eight lanes of kRowLanes / 8 = 2 rows.
+inline VI vi_join(const __m256i* rows) { return _mm512_inserti64x4(_mm512_castsi256_si512(rows[0]), rows[1], 1); }
+inline VI vi_repeat(__m256i v) { return _mm512_broadcast_i64x4(v); }
+inline VI vi_dot_u8v(VI acc, VI x, VI y) { return _mm512_dpbusd_epi32(acc, x, y); }
+// Signed x times signed y as (x + 128) * y - 128 * y: vi_dot_s8v(vi_signed_offset(y),
+// vi_signed_levels(x), y), the two preparations shared by every row / column.
+inline VI vi_signed_levels(VI x) { return _mm512_xor_si512(x, _mm512_set1_epi8(static_cast<char>(0x80))); }
+inline VI vi_signed_offset(VI y) {
+  return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(static_cast<char>(0x80)), y));
+}
+inline VI vi_dot_s8v(VI acc, VI x, VI y) { return _mm512_dpbusd_epi32(acc, x, y); }
+inline VR vr_set_groups(const float* s) {
+  return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set1_ps(s[0])), _mm256_set1_ps(s[1]), 1);
+}
+inline VR vr_from_i32(VI v) { return _mm512_cvtepi32_ps(v); }
+inline VR vr_load_f16(const uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+inline VR vr_set1(float v) { return _mm512_set1_ps(v); }
+inline VR vr_zero() { return _mm512_setzero_ps(); }
+inline VR vr_mul(VR a, VR b) { return _mm512_mul_ps(a, b); }
+inline VR vr_fma(VR a, VR b, VR c) { return _mm512_fmadd_ps(a, b, c); }
+inline void vr_store(float* p, VR v) { _mm512_storeu_ps(p, v); }
+
 #define ENGINE_SIMD_VNNI 1
 #define ENGINE_TILE_ROWS 4
+#define ENGINE_TILE_COLS 4
 #include "cpu/simd_kernels_impl.h"
 #undef ENGINE_SIMD_VNNI
 #undef ENGINE_TILE_ROWS
+#undef ENGINE_TILE_COLS
 
 }  // namespace
 

@@ -5,7 +5,8 @@
 //   vf_mul, vf_div, vf_fma (a*b+c), vf_store, vf_flush_denormal, vf_bf16_even, vf_bf16_odd,
 //   vf_exp_scale (j * 2^n, 0 / inf where |n| > 192);
 //   dpbf16(acc, w, a) with the AVX512_BF16 semantics (see dot_float.cpp);
-//   ENGINE_SIMD_VNNI (1: the 256-bit integer dot-product instruction exists), ENGINE_TILE_ROWS.
+//   ENGINE_SIMD_VNNI (1: the 256-bit integer dot-product instruction exists), ENGINE_TILE_ROWS and
+//   ENGINE_TILE_COLS (the float GEMM's register block of outputs);
 // Integer work uses 256-bit registers, as llama.cpp's quantized orders come from its AVX2 code.
 // Every function here evaluates floating point exactly as its scalar twin does (same roundings
 // in the same order per output); only which outputs are computed together differs.
@@ -37,13 +38,36 @@ inline void store_out(const DotTile& t, int64_t r, int64_t c, float v) {
   if (r < t.rows && c < t.cols) std::memcpy(t.out + r * t.out_row + c * t.out_col, &v, sizeof v);
 }
 
-// Calls block(r0, c0, CB) over the tile: rows in groups of RB, columns in groups of 4 where
-// at least 4 remain, else one at a time.
-template <int RB, typename Block4, typename Block1>
-void for_blocks(const DotTile& t, Block4 block4, Block1 block1) {
+// n objects of T in a per-thread buffer aligned for T (vector types included), kept across calls
+// so no call allocates once the largest size was seen; one buffer per type.
+template <typename T>
+T* thread_buffer(size_t n) {
+  thread_local std::vector<unsigned char> bytes;
+  if (bytes.size() < n * sizeof(T) + alignof(T)) bytes.resize(n * sizeof(T) + alignof(T));
+  void* p = bytes.data();
+  size_t space = bytes.size();
+  return static_cast<T*>(std::align(alignof(T), n * sizeof(T), p, space));
+}
+
+// Prefetches the part of rows [r0, r0 + RB) (clamped to the tile) that step i of n steps will
+// need, so the next row block streams in while this one is computed (rows are many
+// interleaved streams, more than the hardware prefetcher follows).
+template <int RB>
+inline void prefetch_rows(const DotTile& t, int64_t r0, int64_t i, int64_t n) {
+  if (r0 >= t.rows) return;
+  const int64_t rows = min_i64(RB, t.rows - r0);
+  const int64_t bytes = rows * static_cast<int64_t>(t.w_stride), per_step = (bytes + n - 1) / n;
+  const char* base = t.w + r0 * static_cast<int64_t>(t.w_stride);
+  for (int64_t o = i * per_step; o < min_i64(bytes, (i + 1) * per_step); o += 64) __builtin_prefetch(base + o);
+}
+
+// Calls block(r0, c0) over the tile: rows in groups of RB, columns in groups of CB where at
+// least CB remain (blockN), else one at a time (block1).
+template <int RB, int CB = 4, typename BlockN, typename Block1>
+void for_blocks(const DotTile& t, BlockN blockN, Block1 block1) {
   for (int64_t r0 = 0; r0 < t.rows; r0 += RB) {
     int64_t c0 = 0;
-    for (; c0 + 4 <= t.cols; c0 += 4) block4(r0, c0);
+    for (; c0 + CB <= t.cols; c0 += CB) blockN(r0, c0);
     for (; c0 < t.cols; ++c0) block1(r0, c0);
   }
 }
@@ -54,8 +78,9 @@ void for_blocks(const DotTile& t, Block4 block4, Block1 block1) {
 inline VF vf_load(const float* p) { return vf_load_f32(p); }
 inline VF vf_load(const uint16_t* p) { return vf_load_f16(p); }
 
-// Tiled GEMM order: one 16-lane FMA accumulator per output, then the lane tree.
-template <typename T, int RB, int CB>
+// Tiled GEMM order: one 16-lane FMA accumulator per output, then the lane tree. Weights in f32,
+// activations of type A (float or half).
+template <typename A, int RB, int CB>
 void float_tiled_block(const DotTile& t, int64_t r0, int64_t c0) {
   const char* wp[RB];
   const char* ap[CB];
@@ -66,9 +91,9 @@ void float_tiled_block(const DotTile& t, int64_t r0, int64_t c0) {
     for (int c = 0; c < CB; ++c) acc[r][c] = vf_zero();
   for (int64_t k = 0; k < t.n; k += kVecLanes) {
     VF av[CB];
-    for (int c = 0; c < CB; ++c) av[c] = vf_load(reinterpret_cast<const T*>(ap[c]) + k);
+    for (int c = 0; c < CB; ++c) av[c] = vf_load(reinterpret_cast<const A*>(ap[c]) + k);
     for (int r = 0; r < RB; ++r) {
-      const VF wv = vf_load(reinterpret_cast<const T*>(wp[r]) + k);
+      const VF wv = vf_load_f32(reinterpret_cast<const float*>(wp[r]) + k);
       for (int c = 0; c < CB; ++c) acc[r][c] = vf_fma(wv, av[c], acc[r][c]);
     }
   }
@@ -80,11 +105,26 @@ void float_tiled_block(const DotTile& t, int64_t r0, int64_t c0) {
     }
 }
 
-template <typename T>
+template <typename A>
 void float_tiled(const DotTile& t) {
-  for_blocks<ENGINE_TILE_ROWS>(
-      t, [&](int64_t r0, int64_t c0) { float_tiled_block<T, ENGINE_TILE_ROWS, 4>(t, r0, c0); },
-      [&](int64_t r0, int64_t c0) { float_tiled_block<T, ENGINE_TILE_ROWS, 1>(t, r0, c0); });
+  constexpr int RB = ENGINE_TILE_ROWS, CB = ENGINE_TILE_COLS;
+  for_blocks<RB, CB>(
+      t, [&](int64_t r0, int64_t c0) { float_tiled_block<A, RB, CB>(t, r0, c0); },
+      [&](int64_t r0, int64_t c0) { float_tiled_block<A, RB, 1>(t, r0, c0); });
+}
+
+// F16: the tile's weight rows widened to floats once (exactly), not once per column block; the
+// activations are widened as they are loaded.
+void f16_tiled(const DotTile& t) {
+  float* wide = thread_buffer<float>(static_cast<size_t>(t.n * t.rows));
+  for (int64_t r = 0; r < t.rows; ++r) {
+    const auto* w = reinterpret_cast<const uint16_t*>(t.w + r * static_cast<int64_t>(t.w_stride));
+    for (int64_t k = 0; k < t.n; k += kVecLanes) vf_store(wide + r * t.n + k, vf_load_f16(w + k));
+  }
+  DotTile f = t;
+  f.w = reinterpret_cast<const char*>(wide);
+  f.w_stride = static_cast<size_t>(t.n) * sizeof(float);
+  float_tiled<uint16_t>(f);
 }
 
 // BF16 tiled order: one dot-product accumulator per output.
@@ -112,9 +152,10 @@ void bf16_tiled_block(const DotTile& t, int64_t r0, int64_t c0) {
 
 template <bool Native>
 void bf16_tiled(const DotTile& t) {
-  for_blocks<ENGINE_TILE_ROWS>(
-      t, [&](int64_t r0, int64_t c0) { bf16_tiled_block<Native, ENGINE_TILE_ROWS, 4>(t, r0, c0); },
-      [&](int64_t r0, int64_t c0) { bf16_tiled_block<Native, ENGINE_TILE_ROWS, 1>(t, r0, c0); });
+  constexpr int RB = ENGINE_TILE_ROWS, CB = ENGINE_TILE_COLS;
+  for_blocks<RB, CB>(
+      t, [&](int64_t r0, int64_t c0) { bf16_tiled_block<Native, RB, CB>(t, r0, c0); },
+      [&](int64_t r0, int64_t c0) { bf16_tiled_block<Native, RB, 1>(t, r0, c0); });
 }
 
 constexpr int64_t kRowStepElems = 4 * kVecLanes;
@@ -183,8 +224,12 @@ float bf16_row(int64_t n, const uint16_t* w, const uint16_t* a, bool padded) {
 
 template <typename RowFn>
 void per_output(const DotTile& t, RowFn fn) {
-  for (int64_t r = 0; r < t.rows; ++r)
+  for (int64_t r = 0; r < t.rows; ++r) {
+    // The next row starts a new stream (often a new page): fetch it while this one is dotted.
+    for (int64_t o = 0; r + 1 < t.rows && o < static_cast<int64_t>(t.w_stride); o += 64)
+      __builtin_prefetch(t.w + (r + 1) * static_cast<int64_t>(t.w_stride) + o);
     for (int64_t c = 0; c < t.cols; ++c) store_out(t, r, c, fn(t.w + r * t.w_stride, t.a + c * t.a_stride));
+  }
 }
 
 template <bool Native>
@@ -198,7 +243,7 @@ bool float_dot_tile(DType weight, DotOrder order, const DotTile& t) {
       });
       return true;
     case DType::F16:
-      if (tiled) return float_tiled<uint16_t>(t), true;
+      if (tiled) return f16_tiled(t), true;
       per_output(t, [&](const char* w, const char* a) {
         return f16_row(t.n, reinterpret_cast<const uint16_t*>(w), reinterpret_cast<const uint16_t*>(a), padded);
       });
@@ -225,11 +270,6 @@ inline __m256i dot_u8_lanes(__m256i acc, __m256i x, __m256i y) {
 #else
   return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1)));
 #endif
-}
-
-// As dot_u8_lanes with both signed (|x * y| <= 128 * 127).
-inline __m256i dot_s8_lanes(__m256i acc, __m256i x, __m256i y) {
-  return dot_u8_lanes(acc, _mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
 }
 
 // Eight int32 lanes of sum(scale * x * y) over bytes 4L..4L+3; x unsigned (< 64), scale an
@@ -308,104 +348,178 @@ struct Q5_1Levels {
   static __m256i levels(const Block& b) { return _mm256_or_si256(nibbles32(b.qs), fifth_bits(b.qh)); }
 };
 
-template <typename L, int RB, int CB>
+constexpr int kLaneRows = kRowLanes / 8;  // weight rows whose eight lanes share a register
+
+// RG registers of kLaneRows rows each, times CB columns.
+template <typename L, int RG, int CB>
 void legacy_lanes_block(const DotTile& t, int64_t r0, int64_t c0) {
   using Block = typename L::Block;
   using Act = std::conditional_t<L::kSigned, BlockQ8_0, BlockQ8_1>;
+  constexpr int RB = RG * kLaneRows;
   const char* wp[RB];
   const char* ap[CB];
   block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
-  __m256 acc[RB][CB];
+  VR acc[RG][CB];
   float mins[RB][CB] = {};
-  for (int r = 0; r < RB; ++r)
-    for (int c = 0; c < CB; ++c) acc[r][c] = _mm256_setzero_ps();
+  for (int g = 0; g < RG; ++g)
+    for (int c = 0; c < CB; ++c) acc[g][c] = vr_zero();
   for (int64_t i = 0; i < t.n / kQK; ++i) {
-    __m256i lv[RB];
-    float dw[RB];
-    for (int r = 0; r < RB; ++r) {
-      const Block& b = reinterpret_cast<const Block*>(wp[r])[i];
-      lv[r] = L::levels(b);
-      dw[r] = half(b.d);
+    prefetch_rows<RB>(t, r0 + RB, i, t.n / kQK);
+    VI lv[RG];
+    VR dw[RG];
+    for (int g = 0; g < RG; ++g) {
+      __m256i parts[kLaneRows];
+      float d[kLaneRows];
+      for (int p = 0; p < kLaneRows; ++p) {
+        const Block& b = reinterpret_cast<const Block*>(wp[g * kLaneRows + p])[i];
+        parts[p] = L::levels(b);
+        d[p] = half(b.d);
+      }
+      lv[g] = L::kSigned ? vi_signed_levels(vi_join(parts)) : vi_join(parts);
+      dw[g] = vr_set_groups(d);
     }
     for (int c = 0; c < CB; ++c) {
       const Act& a = reinterpret_cast<const Act*>(ap[c])[i];
-      const __m256i av = load256(a.qs);
-      const float da = half(a.d);
-      for (int r = 0; r < RB; ++r) {
-        if constexpr (!L::kSigned) {
-          const Block& b = reinterpret_cast<const Block*>(wp[r])[i];
-          mins[r][c] = __builtin_fmaf(half(b.m), half(a.s), mins[r][c]);
-        }
-        const __m256i zero = _mm256_setzero_si256();
-        const __m256i lanes = L::kSigned ? dot_s8_lanes(zero, lv[r], av) : dot_u8_lanes(zero, lv[r], av);
-        acc[r][c] = _mm256_fmadd_ps(_mm256_set1_ps(dw[r] * da), _mm256_cvtepi32_ps(lanes), acc[r][c]);
+      const VI av = vi_repeat(load256(a.qs));
+      const VI start = L::kSigned ? vi_signed_offset(av) : vi_set1(0);
+      const VR da = vr_set1(half(a.d));
+      if constexpr (!L::kSigned)
+        for (int r = 0; r < RB; ++r)
+          mins[r][c] = __builtin_fmaf(half(reinterpret_cast<const Block*>(wp[r])[i].m), half(a.s), mins[r][c]);
+      for (int g = 0; g < RG; ++g) {
+        const VI lanes = L::kSigned ? vi_dot_s8v(start, lv[g], av) : vi_dot_u8v(start, lv[g], av);
+        acc[g][c] = vr_fma(vr_mul(dw[g], da), vr_from_i32(lanes), acc[g][c]);
       }
     }
   }
-  for (int r = 0; r < RB; ++r)
-    for (int c = 0; c < CB; ++c) store_out(t, r0 + r, c0 + c, L::kSigned ? hsum_lanes8(acc[r][c]) : hsum_lanes8(acc[r][c]) + mins[r][c]);
+  for (int g = 0; g < RG; ++g)
+    for (int c = 0; c < CB; ++c) {
+      alignas(64) float v[kRowLanes];
+      vr_store(v, acc[g][c]);
+      for (int p = 0; p < kLaneRows; ++p) {
+        const int r = g * kLaneRows + p;
+        const float lanes = hsum_lanes8(_mm256_loadu_ps(v + 8 * p));
+        store_out(t, r0 + r, c0 + c, L::kSigned ? lanes : lanes + mins[r][c]);
+      }
+    }
 }
 
 template <typename L>
 void legacy_lanes(const DotTile& t) {
-  for_blocks<2>(
-      t, [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, 2, 4>(t, r0, c0); },
-      [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, 2, 1>(t, r0, c0); });
+  constexpr int RG = 2 * kLaneRows;  // registers of rows: as many as the accumulators fit
+  for_blocks<RG * kLaneRows>(
+      t, [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, RG, 4>(t, r0, c0); },
+      [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, RG, 1>(t, r0, c0); });
 }
 
 // Q4_0 repacked order: per output one float accumulator, one FMA per block of its exact
-// integer dot. Eight weight rows share a vector, one lane each. The levels are dotted as
-// unsigned nibbles, each row's lanes starting from -8 * (the activation's lane sums).
+// integer dot. kRowLanes weight rows share a register, one lane each (their 16 nibble bytes
+// transposed to dword columns), so a block's dot needs no horizontal sum. The levels are
+// dotted as unsigned nibbles, each lane starting from -8 * (the activation's block sum).
+
+// One block of kRowLanes rows, ready for any number of columns.
+struct Q4_0Rows {
+  VI lo[4], hi[4];  // nibbles of elements 4j..4j+3 and 16+4j..16+4j+3, one row per lane
+  VR d;
+};
+
+// What a column contributes per block besides its levels.
+struct Q4_0Act {
+  int32_t offset;  // -8 * sum of the block's levels
+  float d;
+};
+
+// Block i of the rows at wp (kRowLanes of them), transposed.
+inline void q4_0_block(const char* const* wp, int64_t i, Q4_0Rows& w) {
+  const uint8_t* qs[kRowLanes];
+  alignas(64) uint16_t dh[kRowLanes];
+  for (int r = 0; r < kRowLanes; ++r) {
+    const BlockQ4_0& b = reinterpret_cast<const BlockQ4_0*>(wp[r])[i];
+    qs[r] = b.qs;
+    dh[r] = b.d;
+  }
+  VI quads[4];
+  load_row_quads(qs, quads);
+  for (int j = 0; j < 4; ++j) {
+    w.lo[j] = vi_low_nibbles(quads[j]);
+    w.hi[j] = vi_high_nibbles(quads[j]);
+  }
+  w.d = vr_load_f16(dh);
+}
+
+// Columns c0 .. c0 + CB - 1 against rows r0 .. r0 + kRowLanes - 1: their blocks prepared in
+// `prepared`, or (nullptr) transposed here as they are used, which one column does best.
 template <int CB>
-void q4_0_serial_block(const DotTile& t, int64_t r0, int64_t c0) {
-  const char* wp[8];
+void q4_0_serial_block(const DotTile& t, const Q4_0Rows* prepared, const Q4_0Act* act, int64_t r0, int64_t c0) {
+  const char* wp[kRowLanes];
   const char* ap[CB];
   block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
-  __m256 acc[CB];
-  for (int c = 0; c < CB; ++c) acc[c] = _mm256_setzero_ps();
-  const __m256i minus_eight = _mm256_set1_epi16(-8);
-  for (int64_t i = 0; i < t.n / kQK; ++i) {
-    __m256i q[8];
-    alignas(16) uint16_t dh[8];
-    for (int r = 0; r < 8; ++r) {
-      const BlockQ4_0& b = reinterpret_cast<const BlockQ4_0*>(wp[r])[i];
-      q[r] = nibbles32(b.qs);
-      dh[r] = b.d;
+  const int64_t nb = t.n / kQK;
+  VR acc[CB];
+  for (int c = 0; c < CB; ++c) acc[c] = vr_zero();
+  for (int64_t i = 0; i < nb; ++i) {
+    Q4_0Rows here;
+    if (!prepared) {
+      prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
+      q4_0_block(wp, i, here);
     }
-    const __m256 dw = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dh)));
+    const Q4_0Rows& w = prepared ? prepared[i] : here;
     for (int c = 0; c < CB; ++c) {
       const BlockQ8_0& a = reinterpret_cast<const BlockQ8_0*>(ap[c])[i];
-      const __m256i av = load256(a.qs);
-      const __m256i offset = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), av), minus_eight);
-      __m256i s[8];
-      for (int r = 0; r < 8; ++r) s[r] = dot_u8_lanes(offset, q[r], av);
-      const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(half(a.d)));
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_rows8(s)), scale, acc[c]);
+      const Q4_0Act& x = act[min_i64(c0 + c, t.cols - 1) * nb + i];
+      VI s = vi_set1(x.offset);
+      for (int j = 0; j < 4; ++j) {
+        s = vi_dot_u8(s, w.lo[j], a.qs + 4 * j);
+        s = vi_dot_u8(s, w.hi[j], a.qs + 16 + 4 * j);
+      }
+      acc[c] = vr_fma(vr_from_i32(s), vr_mul(w.d, vr_set1(x.d)), acc[c]);
     }
   }
   for (int c = 0; c < CB; ++c) {
-    float v[8];
-    _mm256_storeu_ps(v, acc[c]);
-    for (int r = 0; r < 8; ++r) store_out(t, r0 + r, c0 + c, v[r]);
+    alignas(64) float v[kRowLanes];
+    vr_store(v, acc[c]);
+    for (int r = 0; r < kRowLanes; ++r) store_out(t, r0 + r, c0 + c, v[r]);
   }
 }
 
 void q4_0_serial(const DotTile& t) {
-  for_blocks<8>(
-      t, [&](int64_t r0, int64_t c0) { q4_0_serial_block<4>(t, r0, c0); },
-      [&](int64_t r0, int64_t c0) { q4_0_serial_block<1>(t, r0, c0); });
+  const int64_t nb = t.n / kQK;
+  Q4_0Act* acts = thread_buffer<Q4_0Act>(static_cast<size_t>(nb * t.cols));
+  for (int64_t c = 0; c < t.cols; ++c)
+    for (int64_t i = 0; i < nb; ++i) {
+      const BlockQ8_0& a = reinterpret_cast<const BlockQ8_0*>(t.a + c * static_cast<int64_t>(t.a_stride))[i];
+      const __m256i ones = _mm256_set1_epi8(1);
+      const int32_t sum = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones, load256(a.qs)), _mm256_set1_epi16(1)));
+      acts[c * nb + i] = {-8 * sum, half(a.d)};
+    }
+  if (t.cols == 1) {
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_0_serial_block<1>(t, nullptr, acts, r0, 0);
+    return;
+  }
+  // Several columns: each row block transposed once, then reused by every column.
+  Q4_0Rows* rows = thread_buffer<Q4_0Rows>(static_cast<size_t>(nb));
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) {
+    const char* wp[kRowLanes];
+    block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+    for (int64_t i = 0; i < nb; ++i) {
+      prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
+      q4_0_block(wp, i, rows[i]);
+    }
+    int64_t c0 = 0;
+    for (; c0 + 4 <= t.cols; c0 += 4) q4_0_serial_block<4>(t, rows, acts, r0, c0);
+    for (; c0 < t.cols; ++c0) q4_0_serial_block<1>(t, rows, acts, r0, c0);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
-// K-quants. A super-block row is first unpacked to bytes (unsigned levels, except Q3_K) and
-// int16 scale vectors, then dotted with Q8_K activations.
+// K-quants. Q2_K, Q3_K and Q5_K super-block rows are first unpacked to bytes (unsigned levels,
+// except Q3_K) and int16 scale vectors; Q4_K and Q6_K are read straight from the blocks.
 
 struct KRow {
   alignas(32) uint8_t q[kQK_K];
   __m256i scale[8];  // per 32-element chunk: int16 scales of its two 16-element groups
-  __m128i scales16[2];
   __m256i min16;     // int16 mins of the 16 groups
   float d, dmin;
 };
@@ -419,8 +533,6 @@ inline void set_scales(const KBlockInts& s, KRow& row) {
   for (int k = 0; k < 8; ++k)
     row.scale[k] = _mm256_set_m128i(_mm_set1_epi16(all[2 * k + 1]), _mm_set1_epi16(all[2 * k]));
   row.min16 = _mm256_load_si256(reinterpret_cast<const __m256i*>(mins));
-  row.scales16[0] = _mm_load_si128(reinterpret_cast<const __m128i*>(all));
-  row.scales16[1] = _mm_load_si128(reinterpret_cast<const __m128i*>(all + 8));
   row.d = s.d;
   row.dmin = s.dmin;
 }
@@ -432,7 +544,7 @@ inline __m256i q6_high_bits(__m256i h, int shift) {
   return _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, shift), _mm256_set1_epi8(3)), 4);
 }
 
-// Unpacks one super-block of `type` into row (Q6_K levels + 32, Q3_K signed).
+// Unpacks one super-block of `type` (Q2_K, Q3_K, Q5_K) into row (Q3_K levels signed).
 void unpack_k_row(DType type, const uint8_t* block, KRow& row) {
   KBlockInts s;
   engine::quant::unpack_k_scales(type, block, s);
@@ -460,36 +572,17 @@ void unpack_k_row(DType type, const uint8_t* block, KRow& row) {
       }
       return;
     }
-    case DType::Q4_K:
     case DType::Q5_K: {
-      const bool five = type == DType::Q5_K;
-      const auto* b5 = reinterpret_cast<const engine::quant::BlockQ5_K*>(block);
-      const uint8_t* qs = five ? b5->qs : reinterpret_cast<const engine::quant::BlockQ4_K*>(block)->qs;
-      const __m256i hb = five ? load256(b5->qh) : _mm256_setzero_si256();
+      const auto& b = *reinterpret_cast<const engine::quant::BlockQ5_K*>(block);
+      const __m256i hb = load256(b.qh);
       for (int j = 0; j < 4; ++j) {
-        const __m256i x = load256(qs + 32 * j);
-        __m256i lo = _mm256_and_si256(x, m4), hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), m4);
-        if (five) {
-          const __m256i b0 = _mm256_set1_epi8(static_cast<char>(1 << (2 * j)));
-          const __m256i b1 = _mm256_set1_epi8(static_cast<char>(1 << (2 * j + 1)));
-          const __m256i sixteen = _mm256_set1_epi8(16);
-          lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hb, b0), b0), sixteen));
-          hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hb, b1), b1), sixteen));
-        }
-        store256(row.q + 64 * j, lo);
-        store256(row.q + 64 * j + 32, hi);
-      }
-      return;
-    }
-    case DType::Q6_K: {
-      const auto& b = *reinterpret_cast<const engine::quant::BlockQ6_K*>(block);
-      for (int n = 0; n < 2; ++n) {
-        const __m256i l0 = load256(b.ql + 64 * n), l1 = load256(b.ql + 64 * n + 32), h = load256(b.qh + 32 * n);
-        uint8_t* q = row.q + 128 * n;
-        store256(q, _mm256_or_si256(_mm256_and_si256(l0, m4), q6_high_bits(h, 0)));
-        store256(q + 32, _mm256_or_si256(_mm256_and_si256(l1, m4), q6_high_bits(h, 2)));
-        store256(q + 64, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), q6_high_bits(h, 4)));
-        store256(q + 96, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), q6_high_bits(h, 6)));
+        const __m256i x = load256(b.qs + 32 * j);
+        const __m256i b0 = _mm256_set1_epi8(static_cast<char>(1 << (2 * j)));
+        const __m256i b1 = _mm256_set1_epi8(static_cast<char>(1 << (2 * j + 1)));
+        const __m256i sixteen = _mm256_set1_epi8(16);
+        const __m256i lo = _mm256_and_si256(x, m4), hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), m4);
+        store256(row.q + 64 * j, _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hb, b0), b0), sixteen)));
+        store256(row.q + 64 * j + 32, _mm256_or_si256(hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hb, b1), b1), sixteen)));
       }
       return;
     }
@@ -516,18 +609,17 @@ inline __m256i k_lanes(const KRow& row, const int8_t* aq, int k0, int k1) {
 // rows[b * RB + r] is super-block b of row r. Reused per thread, so no allocation per call.
 template <int RB>
 const KRow* unpack_k_rows(DType type, const DotTile& t, int64_t r0) {
-  thread_local std::vector<KRow> rows;
   const int64_t nb = t.n / kQK_K;
-  if (static_cast<int64_t>(rows.size()) < nb * RB) rows.resize(static_cast<size_t>(nb * RB));
+  KRow* rows = thread_buffer<KRow>(static_cast<size_t>(nb * RB));
   const char* wp[RB];
   block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
   const size_t block_bytes = dtype_info(type).block_bytes;
   for (int64_t i = 0; i < nb; ++i)
     for (int r = 0; r < RB; ++r) unpack_k_row(type, reinterpret_cast<const uint8_t*>(wp[r]) + i * block_bytes, rows[i * RB + r]);
-  return rows.data();
+  return rows;
 }
 
-// Repacked K-quant order (Q4_K, Q2_K): per run of `groups` 16-element groups, one FMA of the
+// Repacked K-quant order (Q2_K; Q4_K's is q4_K_serial_block): per run of `groups` 16-element groups, one FMA of the
 // run's exact scaled sum with dw * da and one of its min sum with dmin_w * da; eight weight
 // rows share a vector, one lane each.
 template <int CB>
@@ -582,8 +674,190 @@ void k_serial(DType type, int groups, const DotTile& t) {
   }
 }
 
-// AVX2 eight-lane K orders (Q3_K, Q5_K, Q6_K): lanes += (da * dw) * exact lane sums per
-// super-block; Q6_K takes its offset 32 back per lane, Q5_K adds a fused running min sum.
+// Q4_K repacked order (k_serial_block's, read straight from the blocks): kRowLanes weight rows
+// share a register, one lane each; per run (a whole super-block in the GEMV, 64 elements in the
+// GEMM) the exact scaled sum and min sum become one FMA each.
+struct Q4KRows {
+  VR d, dmin;
+  VI scale[8], min[8];  // per 32-element sub-block, 6-bit
+};
+
+inline Q4KRows q4_K_header(const uint8_t* const* blocks) {
+  VI h[4];  // d | dmin, scales[0..3], scales[4..7], scales[8..11]
+  load_row_quads(blocks, h);
+  Q4KRows w;
+  w.d = vr_half_low(h[0]);
+  w.dmin = vr_half_high(h[0]);
+  for (int j = 0; j < 4; ++j) {
+    w.scale[j] = vi_bits(h[1], 8 * j, 63);
+    w.min[j] = vi_bits(h[2], 8 * j, 63);
+    w.scale[j + 4] = vi_or_shifted(vi_bits(h[3], 8 * j, 0x0F), vi_bits(h[1], 8 * j + 6, 3), 4);
+    w.min[j + 4] = vi_or_shifted(vi_bits(h[3], 8 * j + 4, 0x0F), vi_bits(h[2], 8 * j + 6, 3), 4);
+  }
+  return w;
+}
+
+// A super-block of kRowLanes rows, ready for any number of columns.
+struct Q4KSuper {
+  Q4KRows h;
+  VI lo[4][8], hi[4][8];  // per 64-element chunk m: nibbles of sub-blocks 2m and 2m + 1, dword j
+};
+
+// Transposes the super-blocks of rows r0 .. r0 + kRowLanes - 1 (clamped to the tile) into w.
+void q4_K_rows(const DotTile& t, int64_t r0, Q4KSuper* w) {
+  const char* wp[kRowLanes];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  const int64_t nb = t.n / kQK_K;
+  for (int64_t i = 0; i < nb; ++i) {
+    prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
+    const uint8_t* blocks[kRowLanes];
+    for (int r = 0; r < kRowLanes; ++r) blocks[r] = reinterpret_cast<const uint8_t*>(wp[r]) + i * sizeof(engine::quant::BlockQ4_K);
+    w[i].h = q4_K_header(blocks);
+    for (int m = 0; m < 4; ++m)
+      for (int half = 0; half < 2; ++half) {
+        const uint8_t* q[kRowLanes];
+        for (int r = 0; r < kRowLanes; ++r) q[r] = blocks[r] + 16 + 32 * m + 16 * half;
+        VI quads[4];
+        load_row_quads(q, quads);
+        for (int j = 0; j < 4; ++j) {
+          w[i].lo[m][4 * half + j] = vi_low_nibbles(quads[j]);
+          w[i].hi[m][4 * half + j] = vi_high_nibbles(quads[j]);
+        }
+      }
+  }
+}
+
+template <int CB>
+void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* w, int64_t r0, int64_t c0) {
+  const char* ap[CB];
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  VR acc[CB], acc_min[CB];
+  for (int c = 0; c < CB; ++c) acc[c] = acc_min[c] = vr_zero();
+  for (int64_t i = 0; i < t.n / kQK_K; ++i) {
+    const Q4KRows& h = w[i].h;
+    const BlockQ8_K* a[CB];
+    VR da[CB];
+    VI sum[CB], mins[CB];
+    for (int c = 0; c < CB; ++c) {
+      a[c] = reinterpret_cast<const BlockQ8_K*>(ap[c]) + i;
+      da[c] = vr_set1(a[c]->d);
+      sum[c] = mins[c] = vi_set1(0);
+    }
+    for (int m = 0; m < 4; ++m) {  // sub-blocks 2m (low nibbles) and 2m + 1 (high nibbles)
+      for (int c = 0; c < CB; ++c) {
+        const int8_t* aq = a[c]->qs + 64 * m;
+        VI s_lo[2] = {vi_set1(0), vi_set1(0)}, s_hi[2] = {vi_set1(0), vi_set1(0)};
+        for (int j = 0; j < 8; ++j) {
+          s_lo[j & 1] = vi_dot_u8(s_lo[j & 1], w[i].lo[m][j], aq + 4 * j);
+          s_hi[j & 1] = vi_dot_u8(s_hi[j & 1], w[i].hi[m][j], aq + 32 + 4 * j);
+        }
+        const int16_t* bs = a[c]->bsums + 4 * m;
+        sum[c] = vi_add(sum[c], vi_add(vi_mul(vi_add(s_lo[0], s_lo[1]), h.scale[2 * m]),
+                                       vi_mul(vi_add(s_hi[0], s_hi[1]), h.scale[2 * m + 1])));
+        mins[c] = vi_add(mins[c], vi_add(vi_mul_u16(h.min[2 * m], static_cast<int16_t>(bs[0] + bs[1])),
+                                         vi_mul_u16(h.min[2 * m + 1], static_cast<int16_t>(bs[2] + bs[3]))));
+        if (gemm || m == 3) {
+          acc[c] = vr_fma(vr_from_i32(sum[c]), vr_mul(h.d, da[c]), acc[c]);
+          acc_min[c] = vr_fma(vr_from_i32(mins[c]), vr_mul(h.dmin, da[c]), acc_min[c]);
+          sum[c] = mins[c] = vi_set1(0);
+        }
+      }
+    }
+  }
+  for (int c = 0; c < CB; ++c) {
+    alignas(64) float v[kRowLanes], vm[kRowLanes];
+    vr_store(v, acc[c]);
+    vr_store(vm, acc_min[c]);
+    for (int r = 0; r < kRowLanes; ++r) store_out(t, r0 + r, c0 + c, v[r] - vm[r]);
+  }
+}
+
+void q4_K_serial(bool gemm, const DotTile& t) {
+  Q4KSuper* rows = thread_buffer<Q4KSuper>(static_cast<size_t>(t.n / kQK_K));
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) {
+    q4_K_rows(t, r0, rows);
+    int64_t c0 = 0;
+    for (; c0 + 4 <= t.cols; c0 += 4) q4_K_serial_block<4>(gemm, t, rows, r0, c0);
+    for (; c0 < t.cols; ++c0) q4_K_serial_block<1>(gemm, t, rows, r0, c0);
+  }
+}
+
+// Q6_K eight-lane order (k_lanes_block's, read straight from the blocks): per output eight
+// float lanes += (da * dw) * exact lane sums per super-block, the offset 32 taken back per lane.
+struct Q6KRow {
+  __m256i q[8];      // unsigned levels 0..63 of the 32-element chunks
+  __m256i scale[8];  // per chunk: int16 scales of its two 16-element groups
+  __m256i offset;    // int16 scales of all 16 groups (for the offset's lane sums)
+  float d;
+};
+
+inline void load_q6_K(const engine::quant::BlockQ6_K& b, Q6KRow& w) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  for (int n = 0; n < 2; ++n) {
+    const __m256i l0 = load256(b.ql + 64 * n), l1 = load256(b.ql + 64 * n + 32), h = load256(b.qh + 32 * n);
+    w.q[4 * n] = _mm256_or_si256(_mm256_and_si256(l0, m4), q6_high_bits(h, 0));
+    w.q[4 * n + 1] = _mm256_or_si256(_mm256_and_si256(l1, m4), q6_high_bits(h, 2));
+    w.q[4 * n + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), q6_high_bits(h, 4));
+    w.q[4 * n + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), q6_high_bits(h, 6));
+  }
+  w.offset = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
+  for (int n = 0; n < 2; ++n) {
+    // Both 128-bit halves hold scales 8n..8n+7; chunk k takes scale 2k' in the low, 2k'+1 in the high.
+    const __m256i both = _mm256_broadcastsi128_si256(n == 0 ? _mm256_castsi256_si128(w.offset) : _mm256_extracti128_si256(w.offset, 1));
+    for (int k = 0; k < 4; ++k) {
+      const char lo = static_cast<char>(4 * k), hi = static_cast<char>(4 * k + 2);
+      const __m256i pick = _mm256_setr_epi8(lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo,
+                                            lo + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi,
+                                            hi + 1, hi, hi + 1);
+      w.scale[4 * n + k] = _mm256_shuffle_epi8(both, pick);
+    }
+  }
+  w.d = half(b.d);
+}
+
+// w[i * RB + r]: super-block i of row r0 + r.
+template <int RB, int CB>
+void q6_K_lanes_block(const DotTile& t, const Q6KRow* w, int64_t r0, int64_t c0) {
+  const char* ap[CB];
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  __m256 acc[RB][CB];
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) acc[r][c] = _mm256_setzero_ps();
+  for (int64_t i = 0; i < t.n / kQK_K; ++i) {
+    for (int c = 0; c < CB; ++c) {
+      const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(ap[c])[i];
+      const __m256i bsums = load256(a.bsums);
+      for (int r = 0; r < RB; ++r) {
+        const Q6KRow& row = w[i * RB + r];
+        __m256i lanes = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(row.offset, bsums), 5));
+        for (int k = 0; k < 8; ++k) lanes = _mm256_add_epi32(lanes, dot_u8_scaled(row.q[k], load256(a.qs + 32 * k), row.scale[k]));
+        acc[r][c] = _mm256_fmadd_ps(_mm256_set1_ps(a.d * row.d), _mm256_cvtepi32_ps(lanes), acc[r][c]);
+      }
+    }
+  }
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) store_out(t, r0 + r, c0 + c, hsum_lanes8(acc[r][c]));
+}
+
+void q6_K_lanes(const DotTile& t) {
+  constexpr int RB = 2;
+  const int64_t nb = t.n / kQK_K;
+  Q6KRow* rows = thread_buffer<Q6KRow>(static_cast<size_t>(nb * RB));
+  for (int64_t r0 = 0; r0 < t.rows; r0 += RB) {
+    const char* wp[RB];
+    block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+    for (int64_t i = 0; i < nb; ++i) {
+      prefetch_rows<RB>(t, r0 + RB, i, nb);
+      for (int r = 0; r < RB; ++r) load_q6_K(reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[r])[i], rows[i * RB + r]);
+    }
+    int64_t c0 = 0;
+    for (; c0 + 4 <= t.cols; c0 += 4) q6_K_lanes_block<RB, 4>(t, rows, r0, c0);
+    for (; c0 < t.cols; ++c0) q6_K_lanes_block<RB, 1>(t, rows, r0, c0);
+  }
+}
+
+// AVX2 eight-lane K orders (Q3_K, Q5_K): lanes += (da * dw) * exact lane sums per super-block;
+// Q5_K adds a fused running min sum.
 template <int RB, int CB>
 void k_lanes_block(DType type, const KRow* unpacked, const DotTile& t, int64_t r0, int64_t c0) {
   const char* ap[CB];
@@ -600,10 +874,6 @@ void k_lanes_block(DType type, const KRow* unpacked, const DotTile& t, int64_t r
       for (int r = 0; r < RB; ++r) {
         const KRow& w = rows[r];
         __m256i lanes = type == DType::Q3_K ? k_lanes<true>(w, a.qs, 0, 8) : k_lanes<false>(w, a.qs, 0, 8);
-        if (type == DType::Q6_K) {
-          const __m256i scales = _mm256_set_m128i(w.scales16[1], w.scales16[0]);
-          lanes = _mm256_sub_epi32(lanes, _mm256_slli_epi32(_mm256_madd_epi16(scales, bsums), 5));
-        }
         acc[r][c] = _mm256_fmadd_ps(_mm256_set1_ps(a.d * w.d), _mm256_cvtepi32_ps(lanes), acc[r][c]);
         if (type == DType::Q5_K) {
           const float min_sum = static_cast<float>(hsum_i32(_mm256_madd_epi16(w.min16, bsums)));
@@ -640,11 +910,11 @@ bool dot_tile_impl(DType weight, DotOrder order, const DotTile& t) {
     case DType::Q4_1: return legacy_lanes<Q4_1Levels>(t), true;
     case DType::Q5_1: return legacy_lanes<Q5_1Levels>(t), true;
     case DType::Q4_0: return q4_0_serial(t), true;
-    case DType::Q4_K: return k_serial(weight, batch ? 4 : 16, t), true;
+    case DType::Q4_K: return q4_K_serial(batch, t), true;
     case DType::Q2_K: return k_serial(weight, batch ? 8 : 16, t), true;
     case DType::Q3_K:
-    case DType::Q5_K:
-    case DType::Q6_K: return k_lanes_tile(weight, t), true;
+    case DType::Q5_K: return k_lanes_tile(weight, t), true;
+    case DType::Q6_K: return q6_K_lanes(t), true;
     default: return false;
   }
 }

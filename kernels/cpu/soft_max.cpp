@@ -17,7 +17,8 @@ void soft_max(const ComputeParams& p, Tensor* dst) {
   const Tensor* mask = dst->src[1];
   const float scale = dst->param_f32(0);
   const int64_t n = dst->ne[0];
-  std::vector<float> w(static_cast<size_t>(n));
+  thread_local std::vector<float> w;  // reused across calls: no allocation per node
+  if (w.size() < static_cast<size_t>(n)) w.resize(static_cast<size_t>(n));
   const RowRange rows = split_rows(dst->nrows(), p);
   for (int64_t r = rows.begin; r < rows.end; ++r) {
     const RowIndex i = row_index(dst, r);

@@ -88,7 +88,7 @@ void expect_same_bits(const std::vector<float>& want, const std::vector<float>& 
 
 void check_dtype(DType type, const std::vector<int64_t>& sizes) {
   LevelGuard guard;
-  const int64_t shapes[][2] = {{1, 1}, {3, 1}, {8, 1}, {13, 5}, {17, 4}, {9, 9}};
+  const int64_t shapes[][2] = {{1, 1}, {3, 1}, {8, 1}, {13, 5}, {17, 4}, {9, 9}, {40, 6}};
   uint32_t seed = 1;
   for (int64_t n : sizes)
     for (const auto& shape : shapes)
