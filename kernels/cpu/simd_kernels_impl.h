@@ -7,7 +7,11 @@
 //   dpbf16(acc, w, a) with the AVX512_BF16 semantics (see dot_float.cpp);
 //   ENGINE_SIMD_VNNI (1: the 256-bit integer dot-product instruction exists), ENGINE_TILE_ROWS and
 //   ENGINE_TILE_COLS (the float GEMM's register block of outputs);
-// Integer work uses 256-bit registers, as llama.cpp's quantized orders come from its AVX2 code.
+//   VI / VR (kRowLanes 32-bit integer / float lanes: 16 on AVX-512, 8 on AVX2) with
+//   load_row_quads, vi_* and vr_* (see simd_avx512.cpp), for kernels that give each weight row a
+//   lane (Q4_0, Q4_K) or each row its eight lanes (legacy blocks: kRowLanes / 8 rows a register).
+// The quantized orders come from llama.cpp's AVX2 code (eight-lane accumulators, or one float
+// per output); wider registers only hold more rows at once.
 // Every function here evaluates floating point exactly as its scalar twin does (same roundings
 // in the same order per output); only which outputs are computed together differs.
 // This file has no include guard and no includes on purpose: its includer provides both.
