@@ -166,16 +166,17 @@ constexpr int64_t kRowStepElems = 4 * kVecLanes;
 
 // vec_dot order: four accumulators over 64-element steps (a zero-padded last step when
 // `padded`), folded 0+2, 1+3, then 0+1, then the lane tree. Returns where leftovers start.
-template <typename T>
-int64_t float_row_vector_part(int64_t n, const T* w, const T* a, bool padded, float& sum) {
+template <typename TW, typename TA>
+int64_t float_row_vector_part(int64_t n, const TW* w, const TA* a, bool padded, float& sum) {
   VF acc[4] = {vf_zero(), vf_zero(), vf_zero(), vf_zero()};
   int64_t i = 0;
   for (; i + kRowStepElems <= n; i += kRowStepElems)
     for (int j = 0; j < 4; ++j) acc[j] = vf_fma(vf_load(w + i + j * kVecLanes), vf_load(a + i + j * kVecLanes), acc[j]);
   if (padded && i < n) {
-    T wt[kRowStepElems] = {}, at[kRowStepElems] = {};
-    std::memcpy(wt, w + i, static_cast<size_t>(n - i) * sizeof(T));
-    std::memcpy(at, a + i, static_cast<size_t>(n - i) * sizeof(T));
+    TW wt[kRowStepElems] = {};
+    TA at[kRowStepElems] = {};
+    std::memcpy(wt, w + i, static_cast<size_t>(n - i) * sizeof(TW));
+    std::memcpy(at, a + i, static_cast<size_t>(n - i) * sizeof(TA));
     for (int j = 0; j < 4; ++j) acc[j] = vf_fma(vf_load(wt + j * kVecLanes), vf_load(at + j * kVecLanes), acc[j]);
     i = n;
   }
@@ -192,11 +193,12 @@ float f32_row(int64_t n, const float* w, const float* a, bool padded) {
   return sum;
 }
 
-float f16_row(int64_t n, const uint16_t* w, const uint16_t* a, bool padded) {
+// The activation a already widened to floats (exactly), so each row converts only its weights.
+float f16_row(int64_t n, const uint16_t* w, const float* a, bool padded) {
   float vsum;
   int64_t i = float_row_vector_part(n, w, a, padded, vsum);
   double sum = vsum;
-  for (; i < n; ++i) sum += static_cast<double>(fp16_to_fp32(w[i]) * fp16_to_fp32(a[i]));
+  for (; i < n; ++i) sum += static_cast<double>(fp16_to_fp32(w[i]) * a[i]);
   return static_cast<float>(sum);
 }
 
@@ -228,12 +230,8 @@ float bf16_row(int64_t n, const uint16_t* w, const uint16_t* a, bool padded) {
 
 template <typename RowFn>
 void per_output(const DotTile& t, RowFn fn) {
-  for (int64_t r = 0; r < t.rows; ++r) {
-    // The next row starts a new stream (often a new page): fetch it while this one is dotted.
-    for (int64_t o = 0; r + 1 < t.rows && o < static_cast<int64_t>(t.w_stride); o += 64)
-      __builtin_prefetch(t.w + (r + 1) * static_cast<int64_t>(t.w_stride) + o);
+  for (int64_t r = 0; r < t.rows; ++r)
     for (int64_t c = 0; c < t.cols; ++c) store_out(t, r, c, fn(t.w + r * t.w_stride, t.a + c * t.a_stride));
-  }
 }
 
 template <bool Native>
@@ -246,12 +244,24 @@ bool float_dot_tile(DType weight, DotOrder order, const DotTile& t) {
         return f32_row(t.n, reinterpret_cast<const float*>(w), reinterpret_cast<const float*>(a), padded);
       });
       return true;
-    case DType::F16:
+    case DType::F16: {
       if (tiled) return f16_tiled(t), true;
-      per_output(t, [&](const char* w, const char* a) {
-        return f16_row(t.n, reinterpret_cast<const uint16_t*>(w), reinterpret_cast<const uint16_t*>(a), padded);
+      // Every activation column widened once for all the tile's rows.
+      float* wide = thread_buffer<float>(static_cast<size_t>(t.n * t.cols));
+      for (int64_t c = 0; c < t.cols; ++c) {
+        const auto* a = reinterpret_cast<const uint16_t*>(t.a + c * static_cast<int64_t>(t.a_stride));
+        int64_t k = 0;
+        for (; k + kVecLanes <= t.n; k += kVecLanes) vf_store(wide + c * t.n + k, vf_load_f16(a + k));
+        for (; k < t.n; ++k) wide[c * t.n + k] = fp16_to_fp32(a[k]);
+      }
+      DotTile f = t;
+      f.a = reinterpret_cast<const char*>(wide);
+      f.a_stride = static_cast<size_t>(t.n) * sizeof(float);
+      per_output(f, [&](const char* w, const char* a) {
+        return f16_row(t.n, reinterpret_cast<const uint16_t*>(w), reinterpret_cast<const float*>(a), padded);
       });
       return true;
+    }
     case DType::BF16:
       if (tiled) return bf16_tiled<Native>(t), true;
       per_output(t, [&](const char* w, const char* a) {
