@@ -7,7 +7,11 @@
 //   dpbf16(acc, w, a) with the AVX512_BF16 semantics (see dot_float.cpp);
 //   ENGINE_SIMD_VNNI (1: the 256-bit integer dot-product instruction exists), ENGINE_TILE_ROWS and
 //   ENGINE_TILE_COLS (the float GEMM's register block of outputs);
-// Integer work uses 256-bit registers, as llama.cpp's quantized orders come from its AVX2 code.
+//   VI / VR (kRowLanes 32-bit integer / float lanes: 16 on AVX-512, 8 on AVX2) with
+//   load_row_quads, vi_* and vr_* (see simd_avx512.cpp), for kernels that give each weight row a
+//   lane (Q4_0, Q4_K) or each row its eight lanes (legacy blocks: kRowLanes / 8 rows a register).
+// The quantized orders come from llama.cpp's AVX2 code (eight-lane accumulators, or one float
+// per output); wider registers only hold more rows at once.
 // Every function here evaluates floating point exactly as its scalar twin does (same roundings
 // in the same order per output); only which outputs are computed together differs.
 // This file has no include guard and no includes on purpose: its includer provides both.
@@ -162,16 +166,17 @@ constexpr int64_t kRowStepElems = 4 * kVecLanes;
 
 // vec_dot order: four accumulators over 64-element steps (a zero-padded last step when
 // `padded`), folded 0+2, 1+3, then 0+1, then the lane tree. Returns where leftovers start.
-template <typename T>
-int64_t float_row_vector_part(int64_t n, const T* w, const T* a, bool padded, float& sum) {
+template <typename TW, typename TA>
+int64_t float_row_vector_part(int64_t n, const TW* w, const TA* a, bool padded, float& sum) {
   VF acc[4] = {vf_zero(), vf_zero(), vf_zero(), vf_zero()};
   int64_t i = 0;
   for (; i + kRowStepElems <= n; i += kRowStepElems)
     for (int j = 0; j < 4; ++j) acc[j] = vf_fma(vf_load(w + i + j * kVecLanes), vf_load(a + i + j * kVecLanes), acc[j]);
   if (padded && i < n) {
-    T wt[kRowStepElems] = {}, at[kRowStepElems] = {};
-    std::memcpy(wt, w + i, static_cast<size_t>(n - i) * sizeof(T));
-    std::memcpy(at, a + i, static_cast<size_t>(n - i) * sizeof(T));
+    TW wt[kRowStepElems] = {};
+    TA at[kRowStepElems] = {};
+    std::memcpy(wt, w + i, static_cast<size_t>(n - i) * sizeof(TW));
+    std::memcpy(at, a + i, static_cast<size_t>(n - i) * sizeof(TA));
     for (int j = 0; j < 4; ++j) acc[j] = vf_fma(vf_load(wt + j * kVecLanes), vf_load(at + j * kVecLanes), acc[j]);
     i = n;
   }
@@ -188,11 +193,12 @@ float f32_row(int64_t n, const float* w, const float* a, bool padded) {
   return sum;
 }
 
-float f16_row(int64_t n, const uint16_t* w, const uint16_t* a, bool padded) {
+// The activation a already widened to floats (exactly), so each row converts only its weights.
+float f16_row(int64_t n, const uint16_t* w, const float* a, bool padded) {
   float vsum;
   int64_t i = float_row_vector_part(n, w, a, padded, vsum);
   double sum = vsum;
-  for (; i < n; ++i) sum += static_cast<double>(fp16_to_fp32(w[i]) * fp16_to_fp32(a[i]));
+  for (; i < n; ++i) sum += static_cast<double>(fp16_to_fp32(w[i]) * a[i]);
   return static_cast<float>(sum);
 }
 
@@ -224,12 +230,8 @@ float bf16_row(int64_t n, const uint16_t* w, const uint16_t* a, bool padded) {
 
 template <typename RowFn>
 void per_output(const DotTile& t, RowFn fn) {
-  for (int64_t r = 0; r < t.rows; ++r) {
-    // The next row starts a new stream (often a new page): fetch it while this one is dotted.
-    for (int64_t o = 0; r + 1 < t.rows && o < static_cast<int64_t>(t.w_stride); o += 64)
-      __builtin_prefetch(t.w + (r + 1) * static_cast<int64_t>(t.w_stride) + o);
+  for (int64_t r = 0; r < t.rows; ++r)
     for (int64_t c = 0; c < t.cols; ++c) store_out(t, r, c, fn(t.w + r * t.w_stride, t.a + c * t.a_stride));
-  }
 }
 
 template <bool Native>
@@ -242,12 +244,24 @@ bool float_dot_tile(DType weight, DotOrder order, const DotTile& t) {
         return f32_row(t.n, reinterpret_cast<const float*>(w), reinterpret_cast<const float*>(a), padded);
       });
       return true;
-    case DType::F16:
+    case DType::F16: {
       if (tiled) return f16_tiled(t), true;
-      per_output(t, [&](const char* w, const char* a) {
-        return f16_row(t.n, reinterpret_cast<const uint16_t*>(w), reinterpret_cast<const uint16_t*>(a), padded);
+      // Every activation column widened once for all the tile's rows.
+      float* wide = thread_buffer<float>(static_cast<size_t>(t.n * t.cols));
+      for (int64_t c = 0; c < t.cols; ++c) {
+        const auto* a = reinterpret_cast<const uint16_t*>(t.a + c * static_cast<int64_t>(t.a_stride));
+        int64_t k = 0;
+        for (; k + kVecLanes <= t.n; k += kVecLanes) vf_store(wide + c * t.n + k, vf_load_f16(a + k));
+        for (; k < t.n; ++k) wide[c * t.n + k] = fp16_to_fp32(a[k]);
+      }
+      DotTile f = t;
+      f.a = reinterpret_cast<const char*>(wide);
+      f.a_stride = static_cast<size_t>(t.n) * sizeof(float);
+      per_output(f, [&](const char* w, const char* a) {
+        return f16_row(t.n, reinterpret_cast<const uint16_t*>(w), reinterpret_cast<const float*>(a), padded);
       });
       return true;
+    }
     case DType::BF16:
       if (tiled) return bf16_tiled<Native>(t), true;
       per_output(t, [&](const char* w, const char* a) {
@@ -703,38 +717,43 @@ struct Q4KSuper {
   VI lo[4][8], hi[4][8];  // per 64-element chunk m: nibbles of sub-blocks 2m and 2m + 1, dword j
 };
 
-// Transposes the super-blocks of rows r0 .. r0 + kRowLanes - 1 (clamped to the tile) into w.
-void q4_K_rows(const DotTile& t, int64_t r0, Q4KSuper* w) {
+// Super-block i of the rows at wp (kRowLanes of them), transposed.
+inline void q4_K_super(const char* const* wp, int64_t i, Q4KSuper& w) {
+  const uint8_t* blocks[kRowLanes];
+  for (int r = 0; r < kRowLanes; ++r) blocks[r] = reinterpret_cast<const uint8_t*>(wp[r]) + i * sizeof(engine::quant::BlockQ4_K);
+  w.h = q4_K_header(blocks);
+  for (int m = 0; m < 4; ++m)
+    for (int half = 0; half < 2; ++half) {
+      const uint8_t* q[kRowLanes];
+      for (int r = 0; r < kRowLanes; ++r) q[r] = blocks[r] + 16 + 32 * m + 16 * half;
+      VI quads[4];
+      load_row_quads(q, quads);
+      for (int j = 0; j < 4; ++j) {
+        w.lo[m][4 * half + j] = vi_low_nibbles(quads[j]);
+        w.hi[m][4 * half + j] = vi_high_nibbles(quads[j]);
+      }
+    }
+}
+
+// Columns c0 .. c0 + CB - 1 against rows r0 .. r0 + kRowLanes - 1: their super-blocks prepared
+// in `prepared`, or (nullptr) transposed here as they are used, which one column does best.
+template <int CB>
+void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, int64_t r0, int64_t c0) {
+  const char* ap[CB];
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
   const char* wp[kRowLanes];
   block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
   const int64_t nb = t.n / kQK_K;
-  for (int64_t i = 0; i < nb; ++i) {
-    prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
-    const uint8_t* blocks[kRowLanes];
-    for (int r = 0; r < kRowLanes; ++r) blocks[r] = reinterpret_cast<const uint8_t*>(wp[r]) + i * sizeof(engine::quant::BlockQ4_K);
-    w[i].h = q4_K_header(blocks);
-    for (int m = 0; m < 4; ++m)
-      for (int half = 0; half < 2; ++half) {
-        const uint8_t* q[kRowLanes];
-        for (int r = 0; r < kRowLanes; ++r) q[r] = blocks[r] + 16 + 32 * m + 16 * half;
-        VI quads[4];
-        load_row_quads(q, quads);
-        for (int j = 0; j < 4; ++j) {
-          w[i].lo[m][4 * half + j] = vi_low_nibbles(quads[j]);
-          w[i].hi[m][4 * half + j] = vi_high_nibbles(quads[j]);
-        }
-      }
-  }
-}
-
-template <int CB>
-void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* w, int64_t r0, int64_t c0) {
-  const char* ap[CB];
-  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
   VR acc[CB], acc_min[CB];
   for (int c = 0; c < CB; ++c) acc[c] = acc_min[c] = vr_zero();
-  for (int64_t i = 0; i < t.n / kQK_K; ++i) {
-    const Q4KRows& h = w[i].h;
+  Q4KSuper here;
+  for (int64_t i = 0; i < nb; ++i) {
+    if (!prepared) {
+      prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
+      q4_K_super(wp, i, here);
+    }
+    const Q4KSuper& w = prepared ? prepared[i] : here;
+    const Q4KRows& h = w.h;
     const BlockQ8_K* a[CB];
     VR da[CB];
     VI sum[CB], mins[CB];
@@ -748,8 +767,8 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* w, int64_t r
         const int8_t* aq = a[c]->qs + 64 * m;
         VI s_lo[2] = {vi_set1(0), vi_set1(0)}, s_hi[2] = {vi_set1(0), vi_set1(0)};
         for (int j = 0; j < 8; ++j) {
-          s_lo[j & 1] = vi_dot_u8(s_lo[j & 1], w[i].lo[m][j], aq + 4 * j);
-          s_hi[j & 1] = vi_dot_u8(s_hi[j & 1], w[i].hi[m][j], aq + 32 + 4 * j);
+          s_lo[j & 1] = vi_dot_u8(s_lo[j & 1], w.lo[m][j], aq + 4 * j);
+          s_hi[j & 1] = vi_dot_u8(s_hi[j & 1], w.hi[m][j], aq + 32 + 4 * j);
         }
         const int16_t* bs = a[c]->bsums + 4 * m;
         sum[c] = vi_add(sum[c], vi_add(vi_mul(vi_add(s_lo[0], s_lo[1]), h.scale[2 * m]),
@@ -773,9 +792,20 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* w, int64_t r
 }
 
 void q4_K_serial(bool gemm, const DotTile& t) {
-  Q4KSuper* rows = thread_buffer<Q4KSuper>(static_cast<size_t>(t.n / kQK_K));
+  if (t.cols == 1) {
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_K_serial_block<1>(gemm, t, nullptr, r0, 0);
+    return;
+  }
+  // Several columns: each row block's super-blocks transposed once, then reused by every column.
+  const int64_t nb = t.n / kQK_K;
+  Q4KSuper* rows = thread_buffer<Q4KSuper>(static_cast<size_t>(nb));
   for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) {
-    q4_K_rows(t, r0, rows);
+    const char* wp[kRowLanes];
+    block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+    for (int64_t i = 0; i < nb; ++i) {
+      prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
+      q4_K_super(wp, i, rows[i]);
+    }
     int64_t c0 = 0;
     for (; c0 + 4 <= t.cols; c0 += 4) q4_K_serial_block<4>(gemm, t, rows, r0, c0);
     for (; c0 < t.cols; ++c0) q4_K_serial_block<1>(gemm, t, rows, r0, c0);
@@ -815,20 +845,29 @@ inline void load_q6_K(const engine::quant::BlockQ6_K& b, Q6KRow& w) {
   w.d = half(b.d);
 }
 
-// w[i * RB + r]: super-block i of row r0 + r.
+// prepared[i * RB + r]: super-block i of row r0 + r; nullptr: loaded here as used (one column).
 template <int RB, int CB>
-void q6_K_lanes_block(const DotTile& t, const Q6KRow* w, int64_t r0, int64_t c0) {
+void q6_K_lanes_block(const DotTile& t, const Q6KRow* prepared, int64_t r0, int64_t c0) {
   const char* ap[CB];
+  const char* wp[RB];
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  const int64_t nb = t.n / kQK_K;
   __m256 acc[RB][CB];
   for (int r = 0; r < RB; ++r)
     for (int c = 0; c < CB; ++c) acc[r][c] = _mm256_setzero_ps();
-  for (int64_t i = 0; i < t.n / kQK_K; ++i) {
+  Q6KRow here[RB];
+  for (int64_t i = 0; i < nb; ++i) {
+    if (!prepared) {
+      prefetch_rows<RB>(t, r0 + RB, i, nb);
+      for (int r = 0; r < RB; ++r) load_q6_K(reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[r])[i], here[r]);
+    }
+    const Q6KRow* w = prepared ? prepared + i * RB : here;
     for (int c = 0; c < CB; ++c) {
       const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(ap[c])[i];
       const __m256i bsums = load256(a.bsums);
       for (int r = 0; r < RB; ++r) {
-        const Q6KRow& row = w[i * RB + r];
+        const Q6KRow& row = w[r];
         __m256i lanes = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(row.offset, bsums), 5));
         for (int k = 0; k < 8; ++k) lanes = _mm256_add_epi32(lanes, dot_u8_scaled(row.q[k], load256(a.qs + 32 * k), row.scale[k]));
         acc[r][c] = _mm256_fmadd_ps(_mm256_set1_ps(a.d * row.d), _mm256_cvtepi32_ps(lanes), acc[r][c]);
@@ -841,6 +880,11 @@ void q6_K_lanes_block(const DotTile& t, const Q6KRow* w, int64_t r0, int64_t c0)
 
 void q6_K_lanes(const DotTile& t) {
   constexpr int RB = 2;
+  if (t.cols == 1) {
+    for (int64_t r0 = 0; r0 < t.rows; r0 += RB) q6_K_lanes_block<RB, 1>(t, nullptr, r0, 0);
+    return;
+  }
+  // Several columns: each row pair's super-blocks loaded once, then reused by every column.
   const int64_t nb = t.n / kQK_K;
   Q6KRow* rows = thread_buffer<Q6KRow>(static_cast<size_t>(nb * RB));
   for (int64_t r0 = 0; r0 < t.rows; r0 += RB) {
