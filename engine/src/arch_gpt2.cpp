@@ -25,12 +25,6 @@ Tensor* layer_norm(StepBuilder& b, Tensor* x, const std::string& name, const std
 
 }  // namespace
 
-void check_gpt2_weights(const Model& model) {
-  KVCache kv(model.hparams(), 1, DType::F32, false);
-  StepShape one;
-  build_gpt2(model, kv, one);  // builds against every weight, checking names and shapes
-}
-
 StepGraph build_gpt2(const Model& model, KVCache& kv, const StepShape& step) {
   StepBuilder b(model, kv, step);
   const HParams& hp = b.hp();

@@ -11,12 +11,6 @@ std::string blk(int64_t il, const char* name) { return "blk." + std::to_string(i
 
 }  // namespace
 
-void check_llama_weights(const Model& model) {
-  KVCache kv(model.hparams(), 1, DType::F32, false);
-  StepShape one;
-  build_llama(model, kv, one);  // builds against every weight, checking names and shapes
-}
-
 StepGraph build_llama(const Model& model, KVCache& kv, const StepShape& step) {
   StepBuilder b(model, kv, step);
   const HParams& hp = b.hp();

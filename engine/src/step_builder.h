@@ -38,8 +38,6 @@ class StepBuilder {
 };
 
 StepGraph build_llama(const Model& model, KVCache& kv, const StepShape& step);
-void check_llama_weights(const Model& model);
 StepGraph build_gpt2(const Model& model, KVCache& kv, const StepShape& step);
-void check_gpt2_weights(const Model& model);
 
 }  // namespace engine
