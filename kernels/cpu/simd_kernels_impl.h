@@ -76,6 +76,25 @@ void for_blocks(const DotTile& t, BlockN blockN, Block1 block1) {
   }
 }
 
+// Several columns: for each group of RB weight rows, prepares super-block i of the group once
+// (prepare(wp, i, &prepared[i * per_block]), the next group prefetched meanwhile), then calls
+// run(cols, prepared, r0, c0) for every column, cols = 4 where four remain, else 1.
+template <int RB, typename Prepared, typename Prepare, typename Run>
+void for_prepared_row_blocks(const DotTile& t, int64_t nb, int64_t per_block, Prepare prepare, Run run) {
+  Prepared* prepared = thread_buffer<Prepared>(static_cast<size_t>(nb * per_block));
+  for (int64_t r0 = 0; r0 < t.rows; r0 += RB) {
+    const char* wp[RB];
+    block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+    for (int64_t i = 0; i < nb; ++i) {
+      prefetch_rows<RB>(t, r0 + RB, i, nb);
+      prepare(wp, i, prepared + i * per_block);
+    }
+    int64_t c0 = 0;
+    for (; c0 + 4 <= t.cols; c0 += 4) run(std::integral_constant<int, 4>{}, prepared, r0, c0);
+    for (; c0 < t.cols; ++c0) run(std::integral_constant<int, 1>{}, prepared, r0, c0);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Float dots (F32, F16, BF16), llama.cpp's AVX-512 orders.
 
@@ -513,18 +532,11 @@ void q4_0_serial(const DotTile& t) {
     return;
   }
   // Several columns: each row block transposed once, then reused by every column.
-  Q4_0Rows* rows = thread_buffer<Q4_0Rows>(static_cast<size_t>(nb));
-  for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) {
-    const char* wp[kRowLanes];
-    block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
-    for (int64_t i = 0; i < nb; ++i) {
-      prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
-      q4_0_block(wp, i, rows[i]);
-    }
-    int64_t c0 = 0;
-    for (; c0 + 4 <= t.cols; c0 += 4) q4_0_serial_block<4>(t, rows, acts, r0, c0);
-    for (; c0 < t.cols; ++c0) q4_0_serial_block<1>(t, rows, acts, r0, c0);
-  }
+  for_prepared_row_blocks<kRowLanes, Q4_0Rows>(
+      t, nb, 1, [](const char* const* wp, int64_t i, Q4_0Rows* out) { q4_0_block(wp, i, *out); },
+      [&](auto cols, const Q4_0Rows* rows, int64_t r0, int64_t c0) {
+        q4_0_serial_block<decltype(cols)::value>(t, rows, acts, r0, c0);
+      });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -797,19 +809,11 @@ void q4_K_serial(bool gemm, const DotTile& t) {
     return;
   }
   // Several columns: each row block's super-blocks transposed once, then reused by every column.
-  const int64_t nb = t.n / kQK_K;
-  Q4KSuper* rows = thread_buffer<Q4KSuper>(static_cast<size_t>(nb));
-  for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) {
-    const char* wp[kRowLanes];
-    block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
-    for (int64_t i = 0; i < nb; ++i) {
-      prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
-      q4_K_super(wp, i, rows[i]);
-    }
-    int64_t c0 = 0;
-    for (; c0 + 4 <= t.cols; c0 += 4) q4_K_serial_block<4>(gemm, t, rows, r0, c0);
-    for (; c0 < t.cols; ++c0) q4_K_serial_block<1>(gemm, t, rows, r0, c0);
-  }
+  for_prepared_row_blocks<kRowLanes, Q4KSuper>(
+      t, t.n / kQK_K, 1, [](const char* const* wp, int64_t i, Q4KSuper* out) { q4_K_super(wp, i, *out); },
+      [&](auto cols, const Q4KSuper* rows, int64_t r0, int64_t c0) {
+        q4_K_serial_block<decltype(cols)::value>(gemm, t, rows, r0, c0);
+      });
 }
 
 // Q6_K eight-lane order (k_lanes_block's, read straight from the blocks): per output eight
@@ -885,19 +889,14 @@ void q6_K_lanes(const DotTile& t) {
     return;
   }
   // Several columns: each row pair's super-blocks loaded once, then reused by every column.
-  const int64_t nb = t.n / kQK_K;
-  Q6KRow* rows = thread_buffer<Q6KRow>(static_cast<size_t>(nb * RB));
-  for (int64_t r0 = 0; r0 < t.rows; r0 += RB) {
-    const char* wp[RB];
-    block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
-    for (int64_t i = 0; i < nb; ++i) {
-      prefetch_rows<RB>(t, r0 + RB, i, nb);
-      for (int r = 0; r < RB; ++r) load_q6_K(reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[r])[i], rows[i * RB + r]);
-    }
-    int64_t c0 = 0;
-    for (; c0 + 4 <= t.cols; c0 += 4) q6_K_lanes_block<RB, 4>(t, rows, r0, c0);
-    for (; c0 < t.cols; ++c0) q6_K_lanes_block<RB, 1>(t, rows, r0, c0);
-  }
+  for_prepared_row_blocks<RB, Q6KRow>(
+      t, t.n / kQK_K, RB,
+      [](const char* const* wp, int64_t i, Q6KRow* out) {
+        for (int r = 0; r < RB; ++r) load_q6_K(reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[r])[i], out[r]);
+      },
+      [&](auto cols, const Q6KRow* rows, int64_t r0, int64_t c0) {
+        q6_K_lanes_block<RB, decltype(cols)::value>(t, rows, r0, c0);
+      });
 }
 
 // AVX2 eight-lane K orders (Q3_K, Q5_K): lanes += (da * dw) * exact lane sums per super-block;
