@@ -220,7 +220,8 @@ std::unique_ptr<GGUFFile> GGUFFile::open(const std::string& path, GGUFLoad mode)
   if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
   file->size_ = static_cast<size_t>(st.st_size);
   if (file->size_ < kGGUFMagic.size()) throw Error(path + ": not a GGUF file (too short for the magic)");
-  void* map = mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, file->fd_, 0);
+  // Writable and private: a backend may regroup weights in place (never written to the file).
+  void* map = mmap(nullptr, file->size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, file->fd_, 0);
   if (map == MAP_FAILED) throw Error(path + ": cannot map: " + std::strerror(errno));
   file->map_ = static_cast<const uint8_t*>(map);
   file->parse(mode);

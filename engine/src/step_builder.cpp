@@ -42,11 +42,7 @@ StepBuilder::StepBuilder(const Model& model, KVCache& kv, const StepShape& step)
 Tensor* StepBuilder::optional_weight(const std::string& name, std::vector<int64_t> ne) {
   if (auto it = leaves_.find(name); it != leaves_.end()) return it->second;
   if (!model_.find_weight(name)) return nullptr;
-  const GGUFTensorInfo& info = model_.weight(name, ne);
-  Tensor* t = g().new_tensor(info.type, info.n_dims, info.ne, name);
-  t->flags = kWeight;
-  t->data = const_cast<void*>(model_.file().tensor_data(info));
-  return leaves_[name] = t;
+  return leaves_[name] = model_.weight_tensor(name, std::move(ne), g().layer(), g().module());
 }
 
 Tensor* StepBuilder::weight(const std::string& name, std::vector<int64_t> ne) {

@@ -8,7 +8,9 @@
 #include <thread>
 
 #include "cpu/kernels.h"
+#include "cpu/repack.h"
 #include "cpu/thread_pool.h"
+#include "cpu/vec_dot.h"
 #include "engine/backend.h"
 #include "engine/error.h"
 
@@ -94,6 +96,7 @@ class CpuBackend final : public Backend {
   }
 
   void allocate(const Graph& graph, const Plan& plan) override {
+    if (cpu::simd_active()) cpu::pack_weights(graph);
     buffer_.reserve(plan.buffer_size);
     plan.bind(graph, buffer_.data());
   }
@@ -131,6 +134,9 @@ class CpuBackend final : public Backend {
     if (!node.data) throw Error("cpu backend: no storage bound" + where());
     for (const Tensor* s : node.src)
       if (s && !s->data) throw Error("cpu backend: source '" + s->name + "' has no storage bound" + where());
+    for (int i = node.op == Op::MUL_MAT ? 1 : 0; i < kMaxSrc; ++i)
+      if (node.src[i] && node.src[i]->has(kPacked))
+        throw Error("cpu backend: '" + node.src[i]->name + "' is packed for MUL_MAT and cannot be read here" + where());
   }
 
   int threads_for(const Tensor* node) const {

@@ -111,7 +111,8 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
                            s1 - s0,
                            dst_batch + row0 * static_cast<int64_t>(dst->nb[0]) + s0 * static_cast<int64_t>(dst->nb[1]),
                            dst->nb[0],
-                           dst->nb[1]};
+                           dst->nb[1],
+                           a->has(kPacked)};
         dot_tile(a->type, column_order(a->type, order, s0, ne11), tile);
         s0 = s1;
       }

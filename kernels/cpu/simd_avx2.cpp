@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cpu/repack.h"
 #include "cpu/simd_kernels.h"
 #include "cpu/vec_math.h"
 #include "engine/quants.h"
@@ -106,6 +107,7 @@ inline void load_row_quads(const uint8_t* const* rows, VI (&q)[4]) {
   q[2] = _mm256_unpacklo_epi64(t1, t3);
   q[3] = _mm256_unpackhi_epi64(t1, t3);
 }
+inline VI vi_load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 inline VI vi_set1(int32_t v) { return _mm256_set1_epi32(v); }
 inline VI vi_low_nibbles(VI v) { return _mm256_and_si256(v, _mm256_set1_epi8(0x0F)); }
 inline VI vi_high_nibbles(VI v) { return _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F)); }
@@ -143,6 +145,8 @@ inline VI vi_dot_s8v(VI acc, VI x, VI y) { return vi_dot_u8v(acc, _mm256_sign_ep
 inline VR vr_set_groups(const float* s) { return _mm256_set1_ps(s[0]); }
 inline VR vr_from_i32(VI v) { return _mm256_cvtepi32_ps(v); }
 inline VR vr_load_f16(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+// The register's one row (eight lanes) gets its half-precision scale d[0].
+inline VR vr_rows_f16(const uint16_t* d) { return _mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(d[0]))); }
 inline VR vr_set1(float v) { return _mm256_set1_ps(v); }
 inline VR vr_zero() { return _mm256_setzero_ps(); }
 inline VR vr_mul(VR a, VR b) { return _mm256_mul_ps(a, b); }

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cpu/repack.h"
 #include "cpu/simd_kernels.h"
 #include "cpu/vec_math.h"
 #include "engine/quants.h"
@@ -96,6 +97,7 @@ inline void load_row_quads(const uint8_t* const* rows, VI (&q)[4]) {
   q[2] = _mm512_unpacklo_epi64(t1, t3);
   q[3] = _mm512_unpackhi_epi64(t1, t3);
 }
+inline VI vi_load(const void* p) { return _mm512_loadu_si512(p); }
 inline VI vi_set1(int32_t v) { return _mm512_set1_epi32(v); }
 inline VI vi_low_nibbles(VI v) { return _mm512_and_si512(v, _mm512_set1_epi8(0x0F)); }
 inline VI vi_high_nibbles(VI v) { return _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0F)); }
@@ -128,6 +130,10 @@ inline VR vr_set_groups(const float* s) {
 }
 inline VR vr_from_i32(VI v) { return _mm512_cvtepi32_ps(v); }
 inline VR vr_load_f16(const uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+// Each of the register's two rows (eight lanes each) gets its half-precision scale from d[0..1].
+inline VR vr_rows_f16(const uint16_t* d) {
+  return _mm512_cvtph_ps(_mm256_set_m128i(_mm_set1_epi16(static_cast<short>(d[1])), _mm_set1_epi16(static_cast<short>(d[0]))));
+}
 inline VR vr_set1(float v) { return _mm512_set1_ps(v); }
 inline VR vr_zero() { return _mm512_setzero_ps(); }
 inline VR vr_mul(VR a, VR b) { return _mm512_mul_ps(a, b); }

@@ -1,3 +1,11 @@
+
+
+
+
+
+
+
+
 // The SIMD kernels' bodies, written once over a small vector vocabulary and compiled per
 // instruction set: simd_avx2.cpp and simd_avx512.cpp each include this file inside an
 // anonymous namespace of their own, after defining
@@ -8,7 +16,7 @@
 //   ENGINE_SIMD_VNNI (1: the 256-bit integer dot-product instruction exists), ENGINE_TILE_ROWS and
 //   ENGINE_TILE_COLS (the float GEMM's register block of outputs);
 //   VI / VR (kRowLanes 32-bit integer / float lanes: 16 on AVX-512, 8 on AVX2) with
-//   load_row_quads, vi_* and vr_* (see simd_avx512.cpp), for kernels that give each weight row a
+//   load_row_quads, vi_load, vr_rows_f16, vi_* and vr_* (see simd_avx512.cpp), for kernels that give each weight row a
 //   lane (Q4_0, Q4_K) or each row its eight lanes (legacy blocks: kRowLanes / 8 rows a register).
 // The quantized orders come from llama.cpp's AVX2 code (eight-lane accumulators, or one float
 // per output); wider registers only hold more rows at once.
@@ -42,6 +50,11 @@ inline void store_out(const DotTile& t, int64_t r, int64_t c, float v) {
   if (r < t.rows && c < t.cols) std::memcpy(t.out + r * t.out_row + c * t.out_col, &v, sizeof v);
 }
 
+// Block i of the packed group (repack.h) that holds tile row r.
+inline const char* packed_block(const DotTile& t, int64_t r, int64_t i, size_t block_bytes) {
+  return t.w + (r / kPackRows * kPackRows) * static_cast<int64_t>(t.w_stride) + i * kPackRows * static_cast<int64_t>(block_bytes);
+}
+
 // n objects of T in a per-thread buffer aligned for T (vector types included), kept across calls
 // so no call allocates once the largest size was seen; one buffer per type.
 template <typename T>
@@ -63,6 +76,13 @@ inline void prefetch_rows(const DotTile& t, int64_t r0, int64_t i, int64_t n) {
   const int64_t bytes = rows * static_cast<int64_t>(t.w_stride), per_step = (bytes + n - 1) / n;
   const char* base = t.w + r0 * static_cast<int64_t>(t.w_stride);
   for (int64_t o = i * per_step; o < min_i64(bytes, (i + 1) * per_step); o += 64) __builtin_prefetch(base + o);
+}
+
+// A packed weight is one stream per thread: fetching it this far ahead into L2 keeps memory
+// busy between the kernel's loads, which the hardware prefetcher alone does not.
+constexpr int64_t kStreamAhead = 4096;
+inline void prefetch_stream(const char* p, size_t bytes) {
+  for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + kStreamAhead + o, 0, 2);
 }
 
 // Calls block(r0, c0) over the tile: rows in groups of RB, columns in groups of CB where at
@@ -361,11 +381,13 @@ inline float half(uint16_t h) { return _cvtsh_ss(h); }
 struct Q8_0Levels {  // signed levels against Q8_0
   using Block = BlockQ8_0;
   static constexpr bool kSigned = true;
+  static constexpr bool kPackable = true;  // repack.h has its layout
   static __m256i levels(const Block& b) { return load256(b.qs); }
 };
 struct Q5_0Levels {
   using Block = BlockQ5_0;
   static constexpr bool kSigned = true;
+  static constexpr bool kPackable = false;
   static __m256i levels(const Block& b) {
     return _mm256_sub_epi8(_mm256_or_si256(nibbles32(b.qs), fifth_bits(b.qh)), _mm256_set1_epi8(16));
   }
@@ -373,11 +395,13 @@ struct Q5_0Levels {
 struct Q4_1Levels {  // unsigned levels against Q8_1
   using Block = BlockQ4_1;
   static constexpr bool kSigned = false;
+  static constexpr bool kPackable = false;
   static __m256i levels(const Block& b) { return nibbles32(b.qs); }
 };
 struct Q5_1Levels {
   using Block = BlockQ5_1;
   static constexpr bool kSigned = false;
+  static constexpr bool kPackable = false;
   static __m256i levels(const Block& b) { return _mm256_or_si256(nibbles32(b.qs), fifth_bits(b.qh)); }
 };
 
@@ -397,20 +421,34 @@ void legacy_lanes_block(const DotTile& t, int64_t r0, int64_t c0) {
   float mins[RB][CB] = {};
   for (int g = 0; g < RG; ++g)
     for (int c = 0; c < CB; ++c) acc[g][c] = vr_zero();
+  // Packed (Q8_0): the tile's rows are whole groups, so rows r0.. lie in one group, in order.
+  const char* group = t.packed ? packed_block(t, r0, 0, sizeof(Block)) : nullptr;
+  const int64_t lane0 = r0 % kPackRows;
   for (int64_t i = 0; i < t.n / kQK; ++i) {
-    prefetch_rows<RB>(t, r0 + RB, i, t.n / kQK);
     VI lv[RG];
     VR dw[RG];
-    for (int g = 0; g < RG; ++g) {
-      __m256i parts[kLaneRows];
-      float d[kLaneRows];
-      for (int p = 0; p < kLaneRows; ++p) {
-        const Block& b = reinterpret_cast<const Block*>(wp[g * kLaneRows + p])[i];
-        parts[p] = L::levels(b);
-        d[p] = half(b.d);
+    if (L::kPackable && t.packed) {
+      const char* blk = group + i * kPackRows * static_cast<int64_t>(sizeof(Block));
+      prefetch_stream(blk, kPackRows * sizeof(Block));
+      const auto* d = reinterpret_cast<const uint16_t*>(blk) + lane0;
+      const char* levels = blk + kPackRows * sizeof(uint16_t) + lane0 * sizeof(BlockQ8_0::qs);
+      for (int g = 0; g < RG; ++g) {
+        lv[g] = vi_signed_levels(vi_load(levels + g * kLaneRows * sizeof(BlockQ8_0::qs)));
+        dw[g] = vr_rows_f16(d + g * kLaneRows);
       }
-      lv[g] = L::kSigned ? vi_signed_levels(vi_join(parts)) : vi_join(parts);
-      dw[g] = vr_set_groups(d);
+    } else {
+      prefetch_rows<RB>(t, r0 + RB, i, t.n / kQK);
+      for (int g = 0; g < RG; ++g) {
+        __m256i parts[kLaneRows];
+        float d[kLaneRows];
+        for (int p = 0; p < kLaneRows; ++p) {
+          const Block& b = reinterpret_cast<const Block*>(wp[g * kLaneRows + p])[i];
+          parts[p] = L::levels(b);
+          d[p] = half(b.d);
+        }
+        lv[g] = L::kSigned ? vi_signed_levels(vi_join(parts)) : vi_join(parts);
+        dw[g] = vr_set_groups(d);
+      }
     }
     for (int c = 0; c < CB; ++c) {
       const Act& a = reinterpret_cast<const Act*>(ap[c])[i];
@@ -440,6 +478,11 @@ void legacy_lanes_block(const DotTile& t, int64_t r0, int64_t c0) {
 
 template <typename L>
 void legacy_lanes(const DotTile& t) {
+  if (t.packed && t.cols == 1) {  // a whole packed group per pass (AVX-512): one stream of weights
+    constexpr int RG = 8;
+    for (int64_t r0 = 0; r0 < t.rows; r0 += RG * kLaneRows) legacy_lanes_block<L, RG, 1>(t, r0, 0);
+    return;
+  }
   constexpr int RG = 2 * kLaneRows;  // registers of rows: as many as the accumulators fit
   for_blocks<RG * kLaneRows>(
       t, [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, RG, 4>(t, r0, c0); },
@@ -463,6 +506,18 @@ struct Q4_0Act {
   float d;
 };
 
+// Block i of the kRowLanes rows from tile row r on, in the packed layout: loads, no transpose.
+inline void q4_0_packed_block(const DotTile& t, int64_t r, int64_t i, Q4_0Rows& w) {
+  const char* blk = packed_block(t, r, i, sizeof(BlockQ4_0));
+  const int64_t lane0 = r % kPackRows;  // kRowLanes divides kPackRows
+  for (int j = 0; j < 4; ++j) {
+    const VI quad = vi_load(blk + kPackRows * 2 + (j * kPackRows + lane0) * 4);
+    w.lo[j] = vi_low_nibbles(quad);
+    w.hi[j] = vi_high_nibbles(quad);
+  }
+  w.d = vr_load_f16(reinterpret_cast<const uint16_t*>(blk) + lane0);
+}
+
 // Block i of the rows at wp (kRowLanes of them), transposed.
 inline void q4_0_block(const char* const* wp, int64_t i, Q4_0Rows& w) {
   const uint8_t* qs[kRowLanes];
@@ -482,7 +537,7 @@ inline void q4_0_block(const char* const* wp, int64_t i, Q4_0Rows& w) {
 }
 
 // Columns c0 .. c0 + CB - 1 against rows r0 .. r0 + kRowLanes - 1: their blocks prepared in
-// `prepared`, or (nullptr) transposed here as they are used, which one column does best.
+// `prepared`, or (nullptr) loaded from the packed layout or transposed here as they are used.
 template <int CB>
 void q4_0_serial_block(const DotTile& t, const Q4_0Rows* prepared, const Q4_0Act* act, int64_t r0, int64_t c0) {
   const char* wp[kRowLanes];
@@ -494,7 +549,10 @@ void q4_0_serial_block(const DotTile& t, const Q4_0Rows* prepared, const Q4_0Act
   for (int c = 0; c < CB; ++c) acc[c] = vr_zero();
   for (int64_t i = 0; i < nb; ++i) {
     Q4_0Rows here;
-    if (!prepared) {
+    if (t.packed) {
+      prefetch_stream(packed_block(t, r0, i, sizeof(BlockQ4_0)), kPackRows * sizeof(BlockQ4_0));
+      q4_0_packed_block(t, r0, i, here);
+    } else if (!prepared) {
       prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
       q4_0_block(wp, i, here);
     }
@@ -527,8 +585,10 @@ void q4_0_serial(const DotTile& t) {
       const int32_t sum = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones, load256(a.qs)), _mm256_set1_epi16(1)));
       acts[c * nb + i] = {-8 * sum, half(a.d)};
     }
-  if (t.cols == 1) {
-    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_0_serial_block<1>(t, nullptr, acts, r0, 0);
+  if (t.packed || t.cols == 1) {  // packed rows load as cheaply as a prepared copy would
+    for_blocks<kRowLanes>(
+        t, [&](int64_t r0, int64_t c0) { q4_0_serial_block<4>(t, nullptr, acts, r0, c0); },
+        [&](int64_t r0, int64_t c0) { q4_0_serial_block<1>(t, nullptr, acts, r0, c0); });
     return;
   }
   // Several columns: each row block transposed once, then reused by every column.

@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "cpu/cpu_features.h"
 #include "cpu/dot_float.h"
 #include "cpu/dot_quant.h"
+#include "cpu/repack.h"
 #include "cpu/simd_kernels.h"
 #include "engine/error.h"
 #include "engine/quants.h"
@@ -137,11 +139,27 @@ float scalar_dot(DType weight, int64_t n, const void* w, const void* a, DotOrder
   }
 }
 
+// The scalar code reads the file layout: each packed group is unpacked first.
+void dot_tile_unpacking(DType weight, DotOrder order, const DotTile& t) {
+  thread_local std::vector<char> rows;
+  rows.resize(kPackRows * t.w_stride);
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) {
+    unpack_group(weight, t.n, t.w + r0 * static_cast<int64_t>(t.w_stride), rows.data());
+    DotTile group = t;
+    group.w = rows.data();
+    group.rows = std::min(kPackRows, t.rows - r0);
+    group.out = t.out + r0 * static_cast<int64_t>(t.out_row);
+    group.packed = false;
+    dot_tile(weight, order, group);
+  }
+}
+
 }  // namespace
 
 void dot_tile(DType weight, DotOrder order, const DotTile& t) {
   // The float GEMM order needs whole steps; other rows take the per-row order.
   if (order == DotOrder::kBatch && t.n % std::max<int64_t>(1, tiled_float_step(weight)) != 0) order = DotOrder::kRow;
+  if (t.packed && simd_level() == SimdLevel::kScalar) return dot_tile_unpacking(weight, order, t);
   switch (simd_level()) {
     case SimdLevel::kAvx512Bf16:
     case SimdLevel::kAvx512:

@@ -39,7 +39,8 @@ float dot(DType weight, int64_t n, const void* w_row, const void* act_row, DotOr
 
 // A block of a matrix multiply: `rows` weight rows (w_stride bytes apart) times `cols`
 // activation rows in vec_dot_type (a_stride bytes apart), each dot of n elements; the result of
-// (row r, column c) is the float at out + r * out_row + c * out_col (byte strides).
+// (row r, column c) is the float at out + r * out_row + c * out_col (byte strides). With
+// `packed`, the weight is in repack.h's layout and w is the start of a group of its rows.
 struct DotTile {
   int64_t n;
   const char* w;
@@ -51,6 +52,7 @@ struct DotTile {
   char* out;
   size_t out_row;
   size_t out_col;
+  bool packed = false;
 };
 
 // Every dot of the tile in `order` (column_order already applied: one order for all columns),

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cpu/cpu_features.h"
+#include "cpu/repack.h"
 #include "cpu/vec_dot.h"
 #include "cpu/vec_math.h"
 #include "engine/quants.h"
@@ -69,12 +70,12 @@ Tile make_tile(DType type, int64_t n, int64_t rows, int64_t cols, uint32_t seed)
   return t;
 }
 
-std::vector<float> run_tile(DType type, DotOrder order, const Tile& t) {
+std::vector<float> run_tile(DType type, DotOrder order, const Tile& t, bool packed = false) {
   std::vector<float> out(t.rows * t.cols, std::numeric_limits<float>::quiet_NaN());
   dot_tile(type, order,
            DotTile{t.n, reinterpret_cast<const char*>(t.w.data()), t.w_row, t.rows,
                    reinterpret_cast<const char*>(t.a.data()), t.a_row, t.cols, reinterpret_cast<char*>(out.data()),
-                   sizeof(float) * t.cols, sizeof(float)});
+                   sizeof(float) * t.cols, sizeof(float), packed});
   return out;
 }
 
@@ -107,6 +108,29 @@ void check_dtype(DType type, const std::vector<int64_t>& sizes) {
       }
 }
 
+// Weights regrouped by repack.h: every level, the scalar one included, gives the file layout's
+// scalar results bit for bit (single and several columns, one and three groups of rows).
+void check_packed(DType type, const std::vector<int64_t>& sizes) {
+  LevelGuard guard;
+  uint32_t seed = 7;
+  for (int64_t n : sizes)
+    for (int64_t rows : {kPackRows, 3 * kPackRows})
+      for (int64_t cols : {1, 3, 4, 9}) {
+        Tile t = make_tile(type, n, rows, cols, seed += 100);
+        const DotOrder order = cols == 1 ? DotOrder::kRow : DotOrder::kBatch;
+        set_cpu_features_override(true);
+        const auto want = run_tile(type, order, t);
+        pack_rows(type, n, rows, t.w.data());
+        for (SimdLevel level : {SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16}) {
+          if (level > cpu_simd_level()) continue;
+          set_simd_level_cap(level);
+          expect_same_bits(want, run_tile(type, order, t, true),
+                           std::string(dtype_name(type)) + " packed " + level_name(level) + " n=" + std::to_string(n) +
+                               " tile " + std::to_string(rows) + "x" + std::to_string(cols));
+        }
+      }
+}
+
 const std::vector<int64_t> kFloatSizes = {16, 32, 48, 64, 100, 172, 256, 320, 1000};
 const std::vector<int64_t> kLegacySizes = {32, 96, 224, 1024};
 const std::vector<int64_t> kKSizes = {256, 768, 2048};
@@ -126,6 +150,8 @@ TEST(SimdParity, F16Dots) { check_dtype(DType::F16, kFloatSizes); }
 TEST(SimdParity, BF16Dots) { check_dtype(DType::BF16, kFloatSizes); }
 TEST(SimdParity, Q8_0Dots) { check_dtype(DType::Q8_0, kLegacySizes); }
 TEST(SimdParity, Q4_0Dots) { check_dtype(DType::Q4_0, kLegacySizes); }
+TEST(SimdParity, Q8_0PackedDots) { check_packed(DType::Q8_0, kLegacySizes); }
+TEST(SimdParity, Q4_0PackedDots) { check_packed(DType::Q4_0, kLegacySizes); }
 TEST(SimdParity, Q5_0Dots) { check_dtype(DType::Q5_0, kLegacySizes); }
 TEST(SimdParity, Q4_1Dots) { check_dtype(DType::Q4_1, kLegacySizes); }
 TEST(SimdParity, Q5_1Dots) { check_dtype(DType::Q5_1, kLegacySizes); }

@@ -59,8 +59,10 @@ class Graph {
   const std::deque<Tensor>& tensors() const { return tensors_; }
   // The layer index new nodes receive (-1 outside transformer blocks).
   void set_layer(int layer) { layer_ = layer; }
+  int layer() const { return layer_; }
   // The module path new nodes receive (dotted, as the checkpoint names its modules).
   void set_module(std::string module) { module_ = std::move(module); }
+  const std::string& module() const { return module_; }
   // Gives every unnamed node the name "node_<index>".
   void name_unnamed_nodes();
 

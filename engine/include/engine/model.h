@@ -4,9 +4,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/gguf.h"
+#include "engine/tensor.h"
 
 namespace engine {
 
@@ -43,6 +45,10 @@ class Model {
   const GGUFTensorInfo* find_weight(const std::string& name) const { return file_->find_tensor(name); }
   // Weight tensor info, checked to exist with exactly shape `ne`.
   const GGUFTensorInfo& weight(const std::string& name, std::vector<int64_t> ne) const;
+  // The graph leaf of weight `name` (checked as weight() does), one per model and shared by
+  // every graph built from it, so what a backend does to the weight's storage (kPacked) is
+  // known to later graphs. Created on first use with the given layer and module path.
+  Tensor* weight_tensor(const std::string& name, std::vector<int64_t> ne, int layer, const std::string& module) const;
   // Bytes of all tensor data in the file.
   size_t weights_bytes() const;
   // The weight dtype of most parameters (for reports): the dtype holding the most bytes.
@@ -51,6 +57,7 @@ class Model {
  private:
   std::unique_ptr<GGUFFile> file_;
   HParams hp_;
+  mutable std::unordered_map<std::string, std::unique_ptr<Tensor>> weight_tensors_;
 };
 
 }  // namespace engine

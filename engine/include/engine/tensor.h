@@ -15,6 +15,7 @@ enum TensorFlag : uint32_t {
   kInput = 1u << 1,   // written by the session before each compute
   kOutput = 1u << 2,  // read back after compute; kept alive to the end of the graph
   kKV = 1u << 3,      // KV cache storage, owned by the session
+  kPacked = 1u << 4,  // weight rows regrouped in place for the CPU kernels (kernels/cpu/repack.h)
 };
 
 constexpr int kMaxDims = 4;

@@ -1,0 +1,81 @@
+#include "cpu/repack.h"
+
+#include <cstring>
+#include <unordered_set>
+#include <vector>
+
+#include "engine/error.h"
+#include "engine/quants.h"
+#include "quant_formats.h"
+
+namespace engine::cpu {
+namespace {
+
+using quant::BlockQ4_0;
+using quant::BlockQ8_0;
+
+constexpr size_t kScaleBytes = kPackRows * sizeof(uint16_t);
+
+size_t block_bytes(DType type) { return type == DType::Q8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0); }
+
+// Moves one group between the layouts: to_packed, file rows `rows` -> `packed`; else back.
+void convert_group(DType type, int64_t k, char* rows, char* packed, bool to_packed) {
+  const size_t bb = block_bytes(type), row = row_bytes(type, k);
+  const auto move = [&](char* file, char* pack, size_t n) { std::memcpy(to_packed ? pack : file, to_packed ? file : pack, n); };
+  for (int64_t i = 0; i < k / quant::kQK; ++i) {
+    char* pack = packed + i * kPackRows * bb;
+    for (int64_t r = 0; r < kPackRows; ++r) {
+      char* file = rows + r * row + i * bb;
+      move(file, pack + r * sizeof(uint16_t), sizeof(uint16_t));
+      char* levels = file + sizeof(uint16_t);
+      if (type == DType::Q8_0) {
+        move(levels, pack + kScaleBytes + r * sizeof(BlockQ8_0::qs), sizeof(BlockQ8_0::qs));
+      } else {
+        for (int j = 0; j < 4; ++j) move(levels + 4 * j, pack + kScaleBytes + j * kPackRows * 4 + r * 4, 4);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool packable(const Tensor& w) {
+  return (w.type == DType::Q4_0 || w.type == DType::Q8_0) && w.has(kWeight) && w.data && w.ne[1] % kPackRows == 0 &&
+         w.ne[2] == 1 && w.ne[3] == 1 && w.is_contiguous();
+}
+
+void pack_rows(DType type, int64_t k, int64_t rows, void* data) {
+  if (type != DType::Q4_0 && type != DType::Q8_0) throw Error("pack_rows: no packed layout for " + std::string(dtype_name(type)));
+  if (rows % kPackRows != 0) throw Error("pack_rows: " + std::to_string(rows) + " rows are not whole groups");
+  const size_t group_bytes = kPackRows * row_bytes(type, k);
+  std::vector<char> group(group_bytes);
+  for (int64_t g = 0; g < rows / kPackRows; ++g) {
+    char* file = static_cast<char*>(data) + g * group_bytes;
+    std::memcpy(group.data(), file, group_bytes);
+    convert_group(type, k, group.data(), file, true);
+  }
+}
+
+void pack_weights(const Graph& graph) {
+  // Weights read by anything but MUL_MAT's weight operand keep the file layout.
+  std::unordered_set<const Tensor*> other_readers;
+  for (const Tensor* node : graph.nodes()) {
+    if (node->view_src) other_readers.insert(node->view_src);
+    for (int s = 0; s < kMaxSrc; ++s)
+      if (node->src[s] && !(node->op == Op::MUL_MAT && s == 0)) other_readers.insert(node->src[s]);
+  }
+  for (const Tensor* node : graph.nodes()) {
+    Tensor* w = node->op == Op::MUL_MAT ? node->src[0] : nullptr;
+    if (!w || w->has(kPacked) || !packable(*w) || other_readers.count(w)) continue;
+    pack_rows(w->type, w->ne[0], w->ne[1], w->data);
+    w->flags |= kPacked;
+  }
+}
+
+void unpack_group(DType type, int64_t k, const char* group, char* out) {
+  if (type != DType::Q4_0 && type != DType::Q8_0)
+    throw Error("unpack_group: no packed layout for " + std::string(dtype_name(type)));
+  convert_group(type, k, out, const_cast<char*>(group), false);
+}
+
+}  // namespace engine::cpu

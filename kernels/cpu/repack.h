@@ -1,0 +1,30 @@
+#pragma once
+// Weights regrouped once, in place, for the CPU's SIMD kernels: each group of kPackRows rows
+// stores block i of all its rows together, so a multiply streams one run of memory instead of
+// kPackRows interleaved rows, and the kernels load registers without transposing. Same bytes,
+// same size; only their order changes. Packed for Q4_0 and Q8_0 (per group and block index):
+//   Q8_0: the kPackRows f16 scales, then each row's 32 levels.
+//   Q4_0: the kPackRows f16 scales, then for j = 0..3 the j-th 4 bytes of each row's nibbles.
+#include <cstdint>
+
+#include "engine/graph.h"
+
+namespace engine::cpu {
+
+constexpr int64_t kPackRows = 16;
+
+// True when `w` (a model weight) has a packed layout: Q4_0 or Q8_0, 2-D, dense, rows a
+// multiple of kPackRows.
+bool packable(const Tensor& w);
+
+// Regroups `rows` rows of k elements (rows a multiple of kPackRows) at data into the packed layout.
+void pack_rows(DType type, int64_t k, int64_t rows, void* data);
+
+// Packs, once, every packable weight of the graph that only MUL_MAT reads, as its weight
+// operand; marks each with kPacked. The weights' storage must be writable.
+void pack_weights(const Graph& graph);
+
+// One packed group (kPackRows rows of k elements) back in the file layout, rows row_bytes apart.
+void unpack_group(DType type, int64_t k, const char* group, char* out);
+
+}  // namespace engine::cpu
