@@ -78,8 +78,9 @@ inline void prefetch_rows(const DotTile& t, int64_t r0, int64_t i, int64_t n) {
   for (int64_t o = i * per_step; o < min_i64(bytes, (i + 1) * per_step); o += 64) __builtin_prefetch(base + o);
 }
 
-// A packed weight is one stream per thread: fetching it this far ahead into L2 keeps memory
-// busy between the kernel's loads, which the hardware prefetcher alone does not.
+// A packed weight (or a float row after row) is one stream per thread: fetching it this far
+// ahead into L2 keeps memory busy between the kernel's loads, which the hardware prefetcher
+// alone does not.
 constexpr int64_t kStreamAhead = 4096;
 inline void prefetch_stream(const char* p, size_t bytes) {
   for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + kStreamAhead + o, 0, 2);
@@ -209,8 +210,10 @@ template <typename TW, typename TA>
 int64_t float_row_vector_part(int64_t n, const TW* w, const TA* a, bool padded, float& sum) {
   VF acc[4] = {vf_zero(), vf_zero(), vf_zero(), vf_zero()};
   int64_t i = 0;
-  for (; i + kRowStepElems <= n; i += kRowStepElems)
+  for (; i + kRowStepElems <= n; i += kRowStepElems) {
+    prefetch_stream(reinterpret_cast<const char*>(w + i), kRowStepElems * sizeof(TW));  // rows follow each other
     for (int j = 0; j < 4; ++j) acc[j] = vf_fma(vf_load(w + i + j * kVecLanes), vf_load(a + i + j * kVecLanes), acc[j]);
+  }
   if (padded && i < n) {
     TW wt[kRowStepElems] = {};
     TA at[kRowStepElems] = {};
