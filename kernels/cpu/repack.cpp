@@ -11,21 +11,22 @@
 namespace engine::cpu {
 namespace {
 
-using quant::BlockQ4_0;
 using quant::BlockQ8_0;
 
 constexpr size_t kScaleBytes = kPackRows * sizeof(uint16_t);
 
-size_t block_bytes(DType type) { return type == DType::Q8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0); }
-
 // Moves one group between the layouts: to_packed, file rows `rows` -> `packed`; else back.
 void convert_group(DType type, int64_t k, char* rows, char* packed, bool to_packed) {
-  const size_t bb = block_bytes(type), row = row_bytes(type, k);
+  const size_t bb = dtype_info(type).block_bytes, row = row_bytes(type, k);
   const auto move = [&](char* file, char* pack, size_t n) { std::memcpy(to_packed ? pack : file, to_packed ? file : pack, n); };
-  for (int64_t i = 0; i < k / quant::kQK; ++i) {
+  for (int64_t i = 0; i < k / dtype_info(type).block_size; ++i) {
     char* pack = packed + i * kPackRows * bb;
     for (int64_t r = 0; r < kPackRows; ++r) {
       char* file = rows + r * row + i * bb;
+      if (type != DType::Q8_0 && type != DType::Q4_0) {  // K-quants: whole blocks side by side
+        move(file, pack + r * bb, bb);
+        continue;
+      }
       move(file, pack + r * sizeof(uint16_t), sizeof(uint16_t));
       char* levels = file + sizeof(uint16_t);
       if (type == DType::Q8_0) {
@@ -37,15 +38,19 @@ void convert_group(DType type, int64_t k, char* rows, char* packed, bool to_pack
   }
 }
 
+bool has_packed_layout(DType type) {
+  return type == DType::Q4_0 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q6_K;
+}
+
 }  // namespace
 
 bool packable(const Tensor& w) {
-  return (w.type == DType::Q4_0 || w.type == DType::Q8_0) && w.has(kWeight) && w.data && w.ne[1] % kPackRows == 0 &&
+  return has_packed_layout(w.type) && w.has(kWeight) && w.data && w.ne[1] % kPackRows == 0 &&
          w.ne[2] == 1 && w.ne[3] == 1 && w.is_contiguous();
 }
 
 void pack_rows(DType type, int64_t k, int64_t rows, void* data) {
-  if (type != DType::Q4_0 && type != DType::Q8_0) throw Error("pack_rows: no packed layout for " + std::string(dtype_name(type)));
+  if (!has_packed_layout(type)) throw Error("pack_rows: no packed layout for " + std::string(dtype_name(type)));
   if (rows % kPackRows != 0) throw Error("pack_rows: " + std::to_string(rows) + " rows are not whole groups");
   const size_t group_bytes = kPackRows * row_bytes(type, k);
   std::vector<char> group(group_bytes);
@@ -73,8 +78,7 @@ void pack_weights(const Graph& graph) {
 }
 
 void unpack_group(DType type, int64_t k, const char* group, char* out) {
-  if (type != DType::Q4_0 && type != DType::Q8_0)
-    throw Error("unpack_group: no packed layout for " + std::string(dtype_name(type)));
+  if (!has_packed_layout(type)) throw Error("unpack_group: no packed layout for " + std::string(dtype_name(type)));
   convert_group(type, k, out, const_cast<char*>(group), false);
 }
 

@@ -2,9 +2,10 @@
 // Weights regrouped once, in place, for the CPU's SIMD kernels: each group of kPackRows rows
 // stores block i of all its rows together, so a multiply streams one run of memory instead of
 // kPackRows interleaved rows, and the kernels load registers without transposing. Same bytes,
-// same size; only their order changes. Packed for Q4_0 and Q8_0 (per group and block index):
+// same size; only their order changes. Per group and block index:
 //   Q8_0: the kPackRows f16 scales, then each row's 32 levels.
 //   Q4_0: the kPackRows f16 scales, then for j = 0..3 the j-th 4 bytes of each row's nibbles.
+//   Q4_K, Q6_K: each row's super-block as in the file, row after row.
 #include <cstdint>
 
 #include "engine/graph.h"
@@ -13,8 +14,8 @@ namespace engine::cpu {
 
 constexpr int64_t kPackRows = 16;
 
-// True when `w` (a model weight) has a packed layout: Q4_0 or Q8_0, 2-D, dense, rows a
-// multiple of kPackRows.
+// True when `w` (a model weight) has a packed layout: Q4_0, Q8_0, Q4_K or Q6_K, 2-D, dense,
+// rows a multiple of kPackRows.
 bool packable(const Tensor& w);
 
 // Regroups `rows` rows of k elements (rows a multiple of kPackRows) at data into the packed layout.

@@ -55,6 +55,22 @@ inline const char* packed_block(const DotTile& t, int64_t r, int64_t i, size_t b
   return t.w + (r / kPackRows * kPackRows) * static_cast<int64_t>(t.w_stride) + i * kPackRows * static_cast<int64_t>(block_bytes);
 }
 
+// Where rows r0.. of the tile keep their blocks: their pointers, and the return value, the
+// bytes from one block of a row to its next (the file's rows; or, packed with whole blocks side
+// by side, each row's place in its group's blocks).
+template <int N>
+size_t row_blocks(const DotTile& t, int64_t r0, size_t block_bytes, const char* (&p)[N]) {
+  if (!t.packed) {
+    block_ptrs(t.w, t.w_stride, r0, t.rows, p);
+    return block_bytes;
+  }
+  for (int i = 0; i < N; ++i) {
+    const int64_t r = min_i64(r0 + i, t.rows - 1);
+    p[i] = packed_block(t, r, 0, block_bytes) + (r % kPackRows) * block_bytes;
+  }
+  return kPackRows * block_bytes;
+}
+
 // n objects of T in a per-thread buffer aligned for T (vector types included), kept across calls
 // so no call allocates once the largest size was seen; one buffer per type.
 template <typename T>
@@ -97,18 +113,19 @@ void for_blocks(const DotTile& t, BlockN blockN, Block1 block1) {
   }
 }
 
-// Several columns: for each group of RB weight rows, prepares super-block i of the group once
-// (prepare(wp, i, &prepared[i * per_block]), the next group prefetched meanwhile), then calls
-// run(cols, prepared, r0, c0) for every column, cols = 4 where four remain, else 1.
+// Several columns: for each group of RB weight rows, prepares block i of the group once
+// (prepare(wp, step, i, &prepared[i * per_block]) with row_blocks' pointers and step, the next
+// group prefetched meanwhile), then calls run(cols, prepared, r0, c0) for every column, cols = 4
+// where four remain, else 1.
 template <int RB, typename Prepared, typename Prepare, typename Run>
-void for_prepared_row_blocks(const DotTile& t, int64_t nb, int64_t per_block, Prepare prepare, Run run) {
+void for_prepared_row_blocks(const DotTile& t, int64_t nb, int64_t per_block, size_t block_bytes, Prepare prepare, Run run) {
   Prepared* prepared = thread_buffer<Prepared>(static_cast<size_t>(nb * per_block));
   for (int64_t r0 = 0; r0 < t.rows; r0 += RB) {
     const char* wp[RB];
-    block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+    const size_t step = row_blocks(t, r0, block_bytes, wp);
     for (int64_t i = 0; i < nb; ++i) {
-      prefetch_rows<RB>(t, r0 + RB, i, nb);
-      prepare(wp, i, prepared + i * per_block);
+      if (!t.packed) prefetch_rows<RB>(t, r0 + RB, i, nb);
+      prepare(wp, step, i, prepared + i * per_block);
     }
     int64_t c0 = 0;
     for (; c0 + 4 <= t.cols; c0 += 4) run(std::integral_constant<int, 4>{}, prepared, r0, c0);
@@ -596,7 +613,7 @@ void q4_0_serial(const DotTile& t) {
   }
   // Several columns: each row block transposed once, then reused by every column.
   for_prepared_row_blocks<kRowLanes, Q4_0Rows>(
-      t, nb, 1, [](const char* const* wp, int64_t i, Q4_0Rows* out) { q4_0_block(wp, i, *out); },
+      t, nb, 1, sizeof(BlockQ4_0), [](const char* const* wp, size_t, int64_t i, Q4_0Rows* out) { q4_0_block(wp, i, *out); },
       [&](auto cols, const Q4_0Rows* rows, int64_t r0, int64_t c0) {
         q4_0_serial_block<decltype(cols)::value>(t, rows, acts, r0, c0);
       });
@@ -793,9 +810,9 @@ struct Q4KSuper {
 };
 
 // Super-block i of the rows at wp (kRowLanes of them), transposed.
-inline void q4_K_super(const char* const* wp, int64_t i, Q4KSuper& w) {
+inline void q4_K_super(const char* const* wp, size_t step, int64_t i, Q4KSuper& w) {
   const uint8_t* blocks[kRowLanes];
-  for (int r = 0; r < kRowLanes; ++r) blocks[r] = reinterpret_cast<const uint8_t*>(wp[r]) + i * sizeof(engine::quant::BlockQ4_K);
+  for (int r = 0; r < kRowLanes; ++r) blocks[r] = reinterpret_cast<const uint8_t*>(wp[r]) + i * static_cast<int64_t>(step);
   w.h = q4_K_header(blocks);
   for (int m = 0; m < 4; ++m)
     for (int half = 0; half < 2; ++half) {
@@ -817,15 +834,18 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, in
   const char* ap[CB];
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
   const char* wp[kRowLanes];
-  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  const size_t step = row_blocks(t, r0, sizeof(engine::quant::BlockQ4_K), wp);
   const int64_t nb = t.n / kQK_K;
   VR acc[CB], acc_min[CB];
   for (int c = 0; c < CB; ++c) acc[c] = acc_min[c] = vr_zero();
   Q4KSuper here;
   for (int64_t i = 0; i < nb; ++i) {
     if (!prepared) {
-      prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
-      q4_K_super(wp, i, here);
+      if (t.packed)
+        prefetch_stream(wp[0] + i * static_cast<int64_t>(step), kRowLanes * sizeof(engine::quant::BlockQ4_K));
+      else
+        prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
+      q4_K_super(wp, step, i, here);
     }
     const Q4KSuper& w = prepared ? prepared[i] : here;
     const Q4KRows& h = w.h;
@@ -873,7 +893,8 @@ void q4_K_serial(bool gemm, const DotTile& t) {
   }
   // Several columns: each row block's super-blocks transposed once, then reused by every column.
   for_prepared_row_blocks<kRowLanes, Q4KSuper>(
-      t, t.n / kQK_K, 1, [](const char* const* wp, int64_t i, Q4KSuper* out) { q4_K_super(wp, i, *out); },
+      t, t.n / kQK_K, 1, sizeof(engine::quant::BlockQ4_K),
+      [](const char* const* wp, size_t step, int64_t i, Q4KSuper* out) { q4_K_super(wp, step, i, *out); },
       [&](auto cols, const Q4KSuper* rows, int64_t r0, int64_t c0) {
         q4_K_serial_block<decltype(cols)::value>(gemm, t, rows, r0, c0);
       });
@@ -918,7 +939,7 @@ void q6_K_lanes_block(const DotTile& t, const Q6KRow* prepared, int64_t r0, int6
   const char* ap[CB];
   const char* wp[RB];
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
-  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  const size_t step = row_blocks(t, r0, sizeof(engine::quant::BlockQ6_K), wp);
   const int64_t nb = t.n / kQK_K;
   __m256 acc[RB][CB];
   for (int r = 0; r < RB; ++r)
@@ -926,8 +947,11 @@ void q6_K_lanes_block(const DotTile& t, const Q6KRow* prepared, int64_t r0, int6
   Q6KRow here[RB];
   for (int64_t i = 0; i < nb; ++i) {
     if (!prepared) {
-      prefetch_rows<RB>(t, r0 + RB, i, nb);
-      for (int r = 0; r < RB; ++r) load_q6_K(reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[r])[i], here[r]);
+      if (t.packed)
+        prefetch_stream(wp[0] + i * static_cast<int64_t>(step), RB * sizeof(engine::quant::BlockQ6_K));
+      else
+        prefetch_rows<RB>(t, r0 + RB, i, nb);
+      for (int r = 0; r < RB; ++r) load_q6_K(*reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[r] + i * static_cast<int64_t>(step)), here[r]);
     }
     const Q6KRow* w = prepared ? prepared + i * RB : here;
     for (int c = 0; c < CB; ++c) {
@@ -947,15 +971,20 @@ void q6_K_lanes_block(const DotTile& t, const Q6KRow* prepared, int64_t r0, int6
 
 void q6_K_lanes(const DotTile& t) {
   constexpr int RB = 2;
+  if (t.packed && t.cols == 1) {  // a whole packed group per pass: one stream of weights
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) q6_K_lanes_block<kPackRows, 1>(t, nullptr, r0, 0);
+    return;
+  }
   if (t.cols == 1) {
     for (int64_t r0 = 0; r0 < t.rows; r0 += RB) q6_K_lanes_block<RB, 1>(t, nullptr, r0, 0);
     return;
   }
   // Several columns: each row pair's super-blocks loaded once, then reused by every column.
   for_prepared_row_blocks<RB, Q6KRow>(
-      t, t.n / kQK_K, RB,
-      [](const char* const* wp, int64_t i, Q6KRow* out) {
-        for (int r = 0; r < RB; ++r) load_q6_K(reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[r])[i], out[r]);
+      t, t.n / kQK_K, RB, sizeof(engine::quant::BlockQ6_K),
+      [](const char* const* wp, size_t step, int64_t i, Q6KRow* out) {
+        for (int r = 0; r < RB; ++r)
+          load_q6_K(*reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[r] + i * static_cast<int64_t>(step)), out[r]);
       },
       [&](auto cols, const Q6KRow* rows, int64_t r0, int64_t c0) {
         q6_K_lanes_block<RB, decltype(cols)::value>(t, rows, r0, c0);

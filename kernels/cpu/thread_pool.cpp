@@ -1,13 +1,16 @@
 #include "cpu/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace engine::cpu {
 namespace {
 
-// Spin iterations before sleeping: long enough to catch back-to-back nodes, short enough
-// that an idle pool sleeps within microseconds.
-constexpr int kSpinIterations = 1 << 10;
+// How long a waiting thread spins before it sleeps: longer than the single-threaded nodes
+// between two parallel ones (a futex wake-up costs tens of microseconds, every node), short
+// enough that an idle pool sleeps within a millisecond of its last job.
+constexpr auto kSpinTime = std::chrono::microseconds(500);
+constexpr int kPausesPerClockRead = 64;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -20,11 +23,14 @@ inline void cpu_relax() {
 // Returns once `value` differs from `old` (spin first, then futex wait).
 template <typename T>
 T wait_for_change(const std::atomic<T>& value, T old) {
-  for (int i = 0; i < kSpinIterations; ++i) {
-    T now = value.load(std::memory_order_acquire);
-    if (now != old) return now;
-    cpu_relax();
-  }
+  const auto spin_until = std::chrono::steady_clock::now() + kSpinTime;
+  do {
+    for (int i = 0; i < kPausesPerClockRead; ++i) {
+      T now = value.load(std::memory_order_acquire);
+      if (now != old) return now;
+      cpu_relax();
+    }
+  } while (std::chrono::steady_clock::now() < spin_until);
   for (;;) {
     value.wait(old, std::memory_order_acquire);
     T now = value.load(std::memory_order_acquire);

@@ -1,7 +1,7 @@
 #pragma once
 // A persistent worker pool and a reusable barrier for the CPU backend. Threads are
-// created once; between jobs they spin briefly, then sleep on a futex (std::atomic::wait)
-// so idle workers do not burn CPU between tokens.
+// created once; between jobs they spin (up to half a millisecond), then sleep on a futex
+// (std::atomic::wait) so idle workers do not burn CPU between tokens.
 #include <atomic>
 #include <cstdint>
 #include <exception>
