@@ -9,6 +9,7 @@
 
 #include "cpu/kernels.h"
 #include "cpu/repack.h"
+#include "cpu/row_split.h"
 #include "cpu/thread_pool.h"
 #include "cpu/vec_dot.h"
 #include "engine/backend.h"
@@ -96,7 +97,7 @@ class CpuBackend final : public Backend {
   }
 
   void allocate(const Graph& graph, const Plan& plan) override {
-    if (cpu::simd_active()) cpu::pack_weights(graph);
+    if (cpu::simd_active()) pack_weights(graph);
     buffer_.reserve(plan.buffer_size);
     plan.bind(graph, buffer_.data());
   }
@@ -137,6 +138,22 @@ class CpuBackend final : public Backend {
     for (int i = node.op == Op::MUL_MAT ? 1 : 0; i < kMaxSrc; ++i)
       if (node.src[i] && node.src[i]->has(kPacked))
         throw Error("cpu backend: '" + node.src[i]->name + "' is packed for MUL_MAT and cannot be read here" + where());
+  }
+
+  // Regroups, once, the weights the SIMD kernels read packed (repack.h), every thread taking
+  // an even share of each weight's row groups.
+  void pack_weights(const Graph& graph) {
+    for (Tensor* w : cpu::weights_to_pack(graph)) {
+      const int64_t groups = w->ne[1] / cpu::kPackRows;
+      const size_t group_bytes = cpu::kPackRows * w->nb[1];
+      pool_.run(pool_.size(), [&](int ith) {
+        const cpu::WorkRange mine = cpu::split_work(groups, ith, pool_.size());
+        if (mine.begin < mine.end)
+          cpu::pack_rows(w->type, w->ne[0], (mine.end - mine.begin) * cpu::kPackRows,
+                         static_cast<char*>(w->data) + mine.begin * group_bytes);
+      });
+      w->flags |= kPacked;
+    }
   }
 
   int threads_for(const Tensor* node) const {

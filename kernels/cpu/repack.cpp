@@ -1,5 +1,9 @@
 #include "cpu/repack.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
 #include <unordered_set>
 #include <vector>
@@ -38,6 +42,20 @@ void convert_group(DType type, int64_t k, char* rows, char* packed, bool to_pack
   }
 }
 
+// Faults the pages in writable up front: a private file page first read and then written is
+// copied and its read-only mapping flushed from every core's TLB, one page at a time.
+void populate_for_writing(void* data, size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(data) / page * page;
+  const uintptr_t end = reinterpret_cast<uintptr_t>(data) + bytes;
+  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);  // best effort: faults happen anyway
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
+
 bool has_packed_layout(DType type) {
   return type == DType::Q4_0 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q6_K;
 }
@@ -53,6 +71,7 @@ void pack_rows(DType type, int64_t k, int64_t rows, void* data) {
   if (!has_packed_layout(type)) throw Error("pack_rows: no packed layout for " + std::string(dtype_name(type)));
   if (rows % kPackRows != 0) throw Error("pack_rows: " + std::to_string(rows) + " rows are not whole groups");
   const size_t group_bytes = kPackRows * row_bytes(type, k);
+  populate_for_writing(data, group_bytes * static_cast<size_t>(rows / kPackRows));
   std::vector<char> group(group_bytes);
   for (int64_t g = 0; g < rows / kPackRows; ++g) {
     char* file = static_cast<char*>(data) + g * group_bytes;
@@ -61,7 +80,7 @@ void pack_rows(DType type, int64_t k, int64_t rows, void* data) {
   }
 }
 
-void pack_weights(const Graph& graph) {
+std::vector<Tensor*> weights_to_pack(const Graph& graph) {
   // Weights read by anything but MUL_MAT's weight operand keep the file layout.
   std::unordered_set<const Tensor*> other_readers;
   for (const Tensor* node : graph.nodes()) {
@@ -69,12 +88,13 @@ void pack_weights(const Graph& graph) {
     for (int s = 0; s < kMaxSrc; ++s)
       if (node->src[s] && !(node->op == Op::MUL_MAT && s == 0)) other_readers.insert(node->src[s]);
   }
+  std::vector<Tensor*> out;
   for (const Tensor* node : graph.nodes()) {
     Tensor* w = node->op == Op::MUL_MAT ? node->src[0] : nullptr;
-    if (!w || w->has(kPacked) || !packable(*w) || other_readers.count(w)) continue;
-    pack_rows(w->type, w->ne[0], w->ne[1], w->data);
-    w->flags |= kPacked;
+    if (w && !w->has(kPacked) && packable(*w) && !other_readers.count(w) && std::find(out.begin(), out.end(), w) == out.end())
+      out.push_back(w);
   }
+  return out;
 }
 
 void unpack_group(DType type, int64_t k, const char* group, char* out) {

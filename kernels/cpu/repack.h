@@ -7,6 +7,7 @@
 //   Q4_0: the kPackRows f16 scales, then for j = 0..3 the j-th 4 bytes of each row's nibbles.
 //   Q4_K, Q6_K: each row's super-block as in the file, row after row.
 #include <cstdint>
+#include <vector>
 
 #include "engine/graph.h"
 
@@ -21,9 +22,9 @@ bool packable(const Tensor& w);
 // Regroups `rows` rows of k elements (rows a multiple of kPackRows) at data into the packed layout.
 void pack_rows(DType type, int64_t k, int64_t rows, void* data);
 
-// Packs, once, every packable weight of the graph that only MUL_MAT reads, as its weight
-// operand; marks each with kPacked. The weights' storage must be writable.
-void pack_weights(const Graph& graph);
+// The packable weights of the graph, not yet packed, that only MUL_MAT reads (as its weight
+// operand): pack_rows each (storage must be writable), then mark it kPacked.
+std::vector<Tensor*> weights_to_pack(const Graph& graph);
 
 // One packed group (kPackRows rows of k elements) back in the file layout, rows row_bytes apart.
 void unpack_group(DType type, int64_t k, const char* group, char* out);
