@@ -27,7 +27,11 @@ void convert_group(DType type, int64_t k, char* rows, char* packed, bool to_pack
     char* pack = packed + i * kPackRows * bb;
     for (int64_t r = 0; r < kPackRows; ++r) {
       char* file = rows + r * row + i * bb;
-      if (type != DType::Q8_0 && type != DType::Q4_0) {  // K-quants: whole blocks side by side
+      if (type == DType::Q4_K) {  // dword c of each row side by side
+        for (size_t c = 0; c < bb / 4; ++c) move(file + 4 * c, pack + (c * kPackRows + r) * 4, 4);
+        continue;
+      }
+      if (type == DType::Q6_K) {  // whole blocks side by side
         move(file, pack + r * bb, bb);
         continue;
       }

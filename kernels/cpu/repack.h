@@ -5,7 +5,8 @@
 // same size; only their order changes. Per group and block index:
 //   Q8_0: the kPackRows f16 scales, then each row's 32 levels.
 //   Q4_0: the kPackRows f16 scales, then for j = 0..3 the j-th 4 bytes of each row's nibbles.
-//   Q4_K, Q6_K: each row's super-block as in the file, row after row.
+//   Q4_K: for c = 0..35 the c-th 4 bytes of each row's super-block.
+//   Q6_K: each row's super-block as in the file, row after row.
 #include <cstdint>
 #include <vector>
 

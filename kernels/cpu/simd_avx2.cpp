@@ -108,6 +108,15 @@ inline void load_row_quads(const uint8_t* const* rows, VI (&q)[4]) {
   q[3] = _mm256_unpackhi_epi64(t1, t3);
 }
 inline VI vi_load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+// int16 products of u8 x with s8 y, adjacent pairs summed (no saturation for the levels used).
+inline VI vi_maddubs(VI x, VI y) { return _mm256_maddubs_epi16(x, y); }
+inline VI vi_madd16(VI a, VI b) { return _mm256_madd_epi16(a, b); }
+inline VI vi_sub(VI a, VI b) { return _mm256_sub_epi32(a, b); }
+// The row's 128-bit half n in both halves.
+template <int N>
+inline VI vi_row_half(VI v) { return _mm256_broadcastsi128_si256(N == 0 ? _mm256_castsi256_si128(v) : _mm256_extracti128_si256(v, 1)); }
+// Bytes picked within every 128-bit lane.
+inline VI vi_pick_bytes(VI v, __m256i pick) { return _mm256_shuffle_epi8(v, pick); }
 inline VI vi_set1(int32_t v) { return _mm256_set1_epi32(v); }
 inline VI vi_low_nibbles(VI v) { return _mm256_and_si256(v, _mm256_set1_epi8(0x0F)); }
 inline VI vi_high_nibbles(VI v) { return _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F)); }

@@ -1,6 +1,12 @@
 // The SIMD kernels for AVX-512 (F, BW, DQ, VL, VNNI): 16 float lanes in one register; the
 // bf16 dot product natively (AVX512_BF16) or emulated. Compiled for those features by target
 // pragma only, and called only when the CPU has them (cpu_features.cpp).
+// GCC 12's AVX-512 intrinsics pass a self-initialized "undefined" vector that -Wuninitialized
+// then reports wherever they inline (GCC bug 105593, fixed in GCC 13).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include <cstdint>
@@ -98,6 +104,15 @@ inline void load_row_quads(const uint8_t* const* rows, VI (&q)[4]) {
   q[3] = _mm512_unpackhi_epi64(t1, t3);
 }
 inline VI vi_load(const void* p) { return _mm512_loadu_si512(p); }
+// int16 products of u8 x with s8 y, adjacent pairs summed (no saturation for the levels used).
+inline VI vi_maddubs(VI x, VI y) { return _mm512_maddubs_epi16(x, y); }
+inline VI vi_madd16(VI a, VI b) { return _mm512_madd_epi16(a, b); }
+inline VI vi_sub(VI a, VI b) { return _mm512_sub_epi32(a, b); }
+// Each row's 128-bit half n (of its 256 bits) in both halves of that row's 256 bits.
+template <int N>
+inline VI vi_row_half(VI v) { return _mm512_shuffle_i64x2(v, v, N == 0 ? 0xA0 : 0xF5); }
+// Bytes picked within every 128-bit lane; `pick` (32 bytes) applies to each row's 256 bits.
+inline VI vi_pick_bytes(VI v, __m256i pick) { return _mm512_shuffle_epi8(v, _mm512_broadcast_i64x4(pick)); }
 inline VI vi_set1(int32_t v) { return _mm512_set1_epi32(v); }
 inline VI vi_low_nibbles(VI v) { return _mm512_and_si512(v, _mm512_set1_epi8(0x0F)); }
 inline VI vi_high_nibbles(VI v) { return _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0F)); }

@@ -97,7 +97,7 @@ inline void prefetch_rows(const DotTile& t, int64_t r0, int64_t i, int64_t n) {
 // A packed weight (or a float row after row) is one stream per thread: fetching it this far
 // ahead into L2 keeps memory busy between the kernel's loads, which the hardware prefetcher
 // alone does not.
-constexpr int64_t kStreamAhead = 4096;
+constexpr int64_t kStreamAhead = 16384;
 inline void prefetch_stream(const char* p, size_t bytes) {
   for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + kStreamAhead + o, 0, 2);
 }
@@ -788,9 +788,8 @@ struct Q4KRows {
   VI scale[8], min[8];  // per 32-element sub-block, 6-bit
 };
 
-inline Q4KRows q4_K_header(const uint8_t* const* blocks) {
-  VI h[4];  // d | dmin, scales[0..3], scales[4..7], scales[8..11]
-  load_row_quads(blocks, h);
+// h: per row (lane) d | dmin, scales[0..3], scales[4..7], scales[8..11].
+inline Q4KRows q4_K_header(const VI (&h)[4]) {
   Q4KRows w;
   w.d = vr_half_low(h[0]);
   w.dmin = vr_half_high(h[0]);
@@ -810,10 +809,12 @@ struct Q4KSuper {
 };
 
 // Super-block i of the rows at wp (kRowLanes of them), transposed.
-inline void q4_K_super(const char* const* wp, size_t step, int64_t i, Q4KSuper& w) {
+inline void q4_K_super(const char* const* wp, int64_t i, Q4KSuper& w) {
   const uint8_t* blocks[kRowLanes];
-  for (int r = 0; r < kRowLanes; ++r) blocks[r] = reinterpret_cast<const uint8_t*>(wp[r]) + i * static_cast<int64_t>(step);
-  w.h = q4_K_header(blocks);
+  for (int r = 0; r < kRowLanes; ++r) blocks[r] = reinterpret_cast<const uint8_t*>(wp[r]) + i * sizeof(engine::quant::BlockQ4_K);
+  VI header[4];
+  load_row_quads(blocks, header);
+  w.h = q4_K_header(header);
   for (int m = 0; m < 4; ++m)
     for (int half = 0; half < 2; ++half) {
       const uint8_t* q[kRowLanes];
@@ -827,25 +828,39 @@ inline void q4_K_super(const char* const* wp, size_t step, int64_t i, Q4KSuper& 
     }
 }
 
+// Super-block i of the kRowLanes rows from tile row r on, in the packed layout: loads, no transpose.
+inline void q4_K_packed_super(const DotTile& t, int64_t r, int64_t i, Q4KSuper& w) {
+  const char* blk = packed_block(t, r, i, sizeof(engine::quant::BlockQ4_K)) + (r % kPackRows) * 4;
+  const auto dword = [&](int c) { return vi_load(blk + c * kPackRows * 4); };
+  const VI header[4] = {dword(0), dword(1), dword(2), dword(3)};
+  w.h = q4_K_header(header);
+  for (int m = 0; m < 4; ++m)
+    for (int j = 0; j < 8; ++j) {  // qs bytes 32m + 4j .. + 3: dword 4 + 8m + j of the block
+      const VI quad = dword(4 + 8 * m + j);
+      w.lo[m][j] = vi_low_nibbles(quad);
+      w.hi[m][j] = vi_high_nibbles(quad);
+    }
+}
+
 // Columns c0 .. c0 + CB - 1 against rows r0 .. r0 + kRowLanes - 1: their super-blocks prepared
-// in `prepared`, or (nullptr) transposed here as they are used, which one column does best.
+// in `prepared`, or (nullptr) loaded from the packed layout or transposed here as they are used.
 template <int CB>
 void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, int64_t r0, int64_t c0) {
   const char* ap[CB];
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
   const char* wp[kRowLanes];
-  const size_t step = row_blocks(t, r0, sizeof(engine::quant::BlockQ4_K), wp);
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
   const int64_t nb = t.n / kQK_K;
   VR acc[CB], acc_min[CB];
   for (int c = 0; c < CB; ++c) acc[c] = acc_min[c] = vr_zero();
   Q4KSuper here;
   for (int64_t i = 0; i < nb; ++i) {
-    if (!prepared) {
-      if (t.packed)
-        prefetch_stream(wp[0] + i * static_cast<int64_t>(step), kRowLanes * sizeof(engine::quant::BlockQ4_K));
-      else
-        prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
-      q4_K_super(wp, step, i, here);
+    if (t.packed) {
+      prefetch_stream(packed_block(t, r0, i, sizeof(engine::quant::BlockQ4_K)), kPackRows * sizeof(engine::quant::BlockQ4_K));
+      q4_K_packed_super(t, r0, i, here);
+    } else if (!prepared) {
+      prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
+      q4_K_super(wp, i, here);
     }
     const Q4KSuper& w = prepared ? prepared[i] : here;
     const Q4KRows& h = w.h;
@@ -887,14 +902,16 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, in
 }
 
 void q4_K_serial(bool gemm, const DotTile& t) {
-  if (t.cols == 1) {
-    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_K_serial_block<1>(gemm, t, nullptr, r0, 0);
+  if (t.packed || t.cols == 1) {  // packed rows load as cheaply as a prepared copy would
+    for_blocks<kRowLanes>(
+        t, [&](int64_t r0, int64_t c0) { q4_K_serial_block<4>(gemm, t, nullptr, r0, c0); },
+        [&](int64_t r0, int64_t c0) { q4_K_serial_block<1>(gemm, t, nullptr, r0, c0); });
     return;
   }
   // Several columns: each row block's super-blocks transposed once, then reused by every column.
   for_prepared_row_blocks<kRowLanes, Q4KSuper>(
       t, t.n / kQK_K, 1, sizeof(engine::quant::BlockQ4_K),
-      [](const char* const* wp, size_t step, int64_t i, Q4KSuper* out) { q4_K_super(wp, step, i, *out); },
+      [](const char* const* wp, size_t, int64_t i, Q4KSuper* out) { q4_K_super(wp, i, *out); },
       [&](auto cols, const Q4KSuper* rows, int64_t r0, int64_t c0) {
         q4_K_serial_block<decltype(cols)::value>(gemm, t, rows, r0, c0);
       });
@@ -902,92 +919,122 @@ void q4_K_serial(bool gemm, const DotTile& t) {
 
 // Q6_K eight-lane order (k_lanes_block's, read straight from the blocks): per output eight
 // float lanes += (da * dw) * exact lane sums per super-block, the offset 32 taken back per lane.
-struct Q6KRow {
-  __m256i q[8];      // unsigned levels 0..63 of the 32-element chunks
-  __m256i scale[8];  // per chunk: int16 scales of its two 16-element groups
-  __m256i offset;    // int16 scales of all 16 groups (for the offset's lane sums)
-  float d;
+// One register holds kLaneRows rows, eight lanes each.
+struct Q6KRows {
+  VI q[8];      // unsigned levels 0..63 of the 32-element chunks
+  VI scale[8];  // per chunk: int16 scales of its two 16-element groups
+  VI offset;    // int16 scales of all 16 groups (for the offset's lane sums)
+  VR d;         // each row's scale on its lanes
 };
 
-inline void load_q6_K(const engine::quant::BlockQ6_K& b, Q6KRow& w) {
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
+// Super-blocks b[0 .. kLaneRows - 1], one per row of the register.
+inline void load_q6_K(const engine::quant::BlockQ6_K* const* b, Q6KRows& w) {
+  __m256i l0[kLaneRows], l1[kLaneRows], h[kLaneRows], scales[kLaneRows];
   for (int n = 0; n < 2; ++n) {
-    const __m256i l0 = load256(b.ql + 64 * n), l1 = load256(b.ql + 64 * n + 32), h = load256(b.qh + 32 * n);
-    w.q[4 * n] = _mm256_or_si256(_mm256_and_si256(l0, m4), q6_high_bits(h, 0));
-    w.q[4 * n + 1] = _mm256_or_si256(_mm256_and_si256(l1, m4), q6_high_bits(h, 2));
-    w.q[4 * n + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), q6_high_bits(h, 4));
-    w.q[4 * n + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), q6_high_bits(h, 6));
+    for (int p = 0; p < kLaneRows; ++p) {
+      l0[p] = load256(b[p]->ql + 64 * n);
+      l1[p] = load256(b[p]->ql + 64 * n + 32);
+      h[p] = load256(b[p]->qh + 32 * n);
+    }
+    const VI lo = vi_join(l0), hi = vi_join(l1), top = vi_join(h);
+    w.q[4 * n] = vi_or_shifted(vi_low_nibbles(lo), vi_bits(top, 0, 0x03030303), 4);
+    w.q[4 * n + 1] = vi_or_shifted(vi_low_nibbles(hi), vi_bits(top, 2, 0x03030303), 4);
+    w.q[4 * n + 2] = vi_or_shifted(vi_high_nibbles(lo), vi_bits(top, 4, 0x03030303), 4);
+    w.q[4 * n + 3] = vi_or_shifted(vi_high_nibbles(hi), vi_bits(top, 6, 0x03030303), 4);
   }
-  w.offset = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
-  for (int n = 0; n < 2; ++n) {
-    // Both 128-bit halves hold scales 8n..8n+7; chunk k takes scale 2k' in the low, 2k'+1 in the high.
-    const __m256i both = _mm256_broadcastsi128_si256(n == 0 ? _mm256_castsi256_si128(w.offset) : _mm256_extracti128_si256(w.offset, 1));
+  for (int p = 0; p < kLaneRows; ++p)
+    scales[p] = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b[p]->scales)));
+  w.offset = vi_join(scales);
+  // Both 128-bit halves hold scales 8n..8n+7; chunk 4n+k takes scale 2k in the low, 2k+1 in the high.
+  const VI halves[2] = {vi_row_half<0>(w.offset), vi_row_half<1>(w.offset)};
+  for (int n = 0; n < 2; ++n)
     for (int k = 0; k < 4; ++k) {
       const char lo = static_cast<char>(4 * k), hi = static_cast<char>(4 * k + 2);
       const __m256i pick = _mm256_setr_epi8(lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo,
                                             lo + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi,
                                             hi + 1, hi, hi + 1);
-      w.scale[4 * n + k] = _mm256_shuffle_epi8(both, pick);
+      w.scale[4 * n + k] = vi_pick_bytes(halves[n], pick);
     }
-  }
-  w.d = half(b.d);
+  float d[kLaneRows];
+  for (int p = 0; p < kLaneRows; ++p) d[p] = half(b[p]->d);
+  w.d = vr_set_groups(d);
 }
 
-// prepared[i * RB + r]: super-block i of row r0 + r; nullptr: loaded here as used (one column).
-template <int RB, int CB>
-void q6_K_lanes_block(const DotTile& t, const Q6KRow* prepared, int64_t r0, int64_t c0) {
+// Rows r0 .. r0 + RG * kLaneRows - 1 times columns c0 .. c0 + CB - 1. prepared[i * RG + g]:
+// super-block i of register g's rows; nullptr: loaded here as used (one column).
+template <int RG, int CB>
+void q6_K_lanes_block(const DotTile& t, const Q6KRows* prepared, int64_t r0, int64_t c0) {
+  using engine::quant::BlockQ6_K;
+  constexpr int RB = RG * kLaneRows;
   const char* ap[CB];
   const char* wp[RB];
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
-  const size_t step = row_blocks(t, r0, sizeof(engine::quant::BlockQ6_K), wp);
+  const size_t step = row_blocks(t, r0, sizeof(BlockQ6_K), wp);
   const int64_t nb = t.n / kQK_K;
-  __m256 acc[RB][CB];
-  for (int r = 0; r < RB; ++r)
-    for (int c = 0; c < CB; ++c) acc[r][c] = _mm256_setzero_ps();
-  Q6KRow here[RB];
+  VR acc[RG][CB];
+  for (int g = 0; g < RG; ++g)
+    for (int c = 0; c < CB; ++c) acc[g][c] = vr_zero();
+  Q6KRows here[RG];
   for (int64_t i = 0; i < nb; ++i) {
     if (!prepared) {
       if (t.packed)
-        prefetch_stream(wp[0] + i * static_cast<int64_t>(step), RB * sizeof(engine::quant::BlockQ6_K));
+        prefetch_stream(wp[0] + i * static_cast<int64_t>(step), RB * sizeof(BlockQ6_K));
       else
         prefetch_rows<RB>(t, r0 + RB, i, nb);
-      for (int r = 0; r < RB; ++r) load_q6_K(*reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[r] + i * static_cast<int64_t>(step)), here[r]);
+      for (int g = 0; g < RG; ++g) {
+        const BlockQ6_K* b[kLaneRows];
+        for (int p = 0; p < kLaneRows; ++p)
+          b[p] = reinterpret_cast<const BlockQ6_K*>(wp[g * kLaneRows + p] + i * static_cast<int64_t>(step));
+        load_q6_K(b, here[g]);
+      }
     }
-    const Q6KRow* w = prepared ? prepared + i * RB : here;
+    const Q6KRows* w = prepared ? prepared + i * RG : here;
     for (int c = 0; c < CB; ++c) {
       const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(ap[c])[i];
-      const __m256i bsums = load256(a.bsums);
-      for (int r = 0; r < RB; ++r) {
-        const Q6KRow& row = w[r];
-        __m256i lanes = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(row.offset, bsums), 5));
-        for (int k = 0; k < 8; ++k) lanes = _mm256_add_epi32(lanes, dot_u8_scaled(row.q[k], load256(a.qs + 32 * k), row.scale[k]));
-        acc[r][c] = _mm256_fmadd_ps(_mm256_set1_ps(a.d * row.d), _mm256_cvtepi32_ps(lanes), acc[r][c]);
+      const VI bsums = vi_repeat(load256(a.bsums));
+      VI aq[8];
+      for (int k = 0; k < 8; ++k) aq[k] = vi_repeat(load256(a.qs + 32 * k));
+      const VR da = vr_set1(a.d);
+      for (int g = 0; g < RG; ++g) {
+        const Q6KRows& rows = w[g];
+        VI lanes = vi_sub(vi_set1(0), vi_mul(vi_madd16(rows.offset, bsums), vi_set1(32)));
+        for (int k = 0; k < 8; ++k) lanes = vi_add(lanes, vi_madd16(vi_maddubs(rows.q[k], aq[k]), rows.scale[k]));
+        acc[g][c] = vr_fma(vr_mul(da, rows.d), vr_from_i32(lanes), acc[g][c]);
       }
     }
   }
-  for (int r = 0; r < RB; ++r)
-    for (int c = 0; c < CB; ++c) store_out(t, r0 + r, c0 + c, hsum_lanes8(acc[r][c]));
+  for (int g = 0; g < RG; ++g)
+    for (int c = 0; c < CB; ++c) {
+      alignas(64) float v[kRowLanes];
+      vr_store(v, acc[g][c]);
+      for (int p = 0; p < kLaneRows; ++p) store_out(t, r0 + g * kLaneRows + p, c0 + c, hsum_lanes8(_mm256_loadu_ps(v + 8 * p)));
+    }
 }
 
 void q6_K_lanes(const DotTile& t) {
-  constexpr int RB = 2;
+  constexpr int RG = 2 / kLaneRows > 0 ? 2 / kLaneRows : 1;  // a row pair per block, as the file's rows stream best
   if (t.packed && t.cols == 1) {  // a whole packed group per pass: one stream of weights
-    for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) q6_K_lanes_block<kPackRows, 1>(t, nullptr, r0, 0);
+    constexpr int RGP = kPackRows / kLaneRows;
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) q6_K_lanes_block<RGP, 1>(t, nullptr, r0, 0);
     return;
   }
   if (t.cols == 1) {
-    for (int64_t r0 = 0; r0 < t.rows; r0 += RB) q6_K_lanes_block<RB, 1>(t, nullptr, r0, 0);
+    for (int64_t r0 = 0; r0 < t.rows; r0 += RG * kLaneRows) q6_K_lanes_block<RG, 1>(t, nullptr, r0, 0);
     return;
   }
-  // Several columns: each row pair's super-blocks loaded once, then reused by every column.
-  for_prepared_row_blocks<RB, Q6KRow>(
-      t, t.n / kQK_K, RB, sizeof(engine::quant::BlockQ6_K),
-      [](const char* const* wp, size_t step, int64_t i, Q6KRow* out) {
-        for (int r = 0; r < RB; ++r)
-          load_q6_K(*reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[r] + i * static_cast<int64_t>(step)), out[r]);
+  // Several columns: each row block's super-blocks loaded once, then reused by every column.
+  for_prepared_row_blocks<RG * kLaneRows, Q6KRows>(
+      t, t.n / kQK_K, RG, sizeof(engine::quant::BlockQ6_K),
+      [](const char* const* wp, size_t step, int64_t i, Q6KRows* out) {
+        for (int g = 0; g < RG; ++g) {
+          const engine::quant::BlockQ6_K* b[kLaneRows];
+          for (int p = 0; p < kLaneRows; ++p)
+            b[p] = reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[g * kLaneRows + p] + i * static_cast<int64_t>(step));
+          load_q6_K(b, out[g]);
+        }
       },
-      [&](auto cols, const Q6KRow* rows, int64_t r0, int64_t c0) {
-        q6_K_lanes_block<RB, decltype(cols)::value>(t, rows, r0, c0);
+      [&](auto cols, const Q6KRows* rows, int64_t r0, int64_t c0) {
+        q6_K_lanes_block<RG, decltype(cols)::value>(t, rows, r0, c0);
       });
 }
 
