@@ -158,7 +158,9 @@ class CpuBackend final : public Backend {
 
   int threads_for(const Tensor* node) const {
     if (node->op == Op::MUL_MAT) return pool_.size();
-    if (node->nelements() < kMinParallelElements) return 1;
+    // Many one-element rows (a transposed V store) cost a cache miss each, not their size.
+    const bool scattered = node->ne[0] == 1 && node->nrows() >= kMinParallelElements / 16;
+    if (node->nelements() < kMinParallelElements && !scattered) return 1;
     return static_cast<int>(std::min<int64_t>(pool_.size(), node->nrows()));
   }
 

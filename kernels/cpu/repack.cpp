@@ -85,6 +85,12 @@ void pack_rows(DType type, int64_t k, int64_t rows, void* data) {
 }
 
 std::vector<Tensor*> weights_to_pack(const Graph& graph) {
+  const auto candidate = [](const Tensor* node) {
+    const Tensor* w = node->op == Op::MUL_MAT ? node->src[0] : nullptr;
+    return w && !w->has(kPacked) && packable(*w);
+  };
+  // Every step graph comes here: most find nothing left to pack, and stop at this check.
+  if (std::none_of(graph.nodes().begin(), graph.nodes().end(), candidate)) return {};
   // Weights read by anything but MUL_MAT's weight operand keep the file layout.
   std::unordered_set<const Tensor*> other_readers;
   for (const Tensor* node : graph.nodes()) {
@@ -94,9 +100,9 @@ std::vector<Tensor*> weights_to_pack(const Graph& graph) {
   }
   std::vector<Tensor*> out;
   for (const Tensor* node : graph.nodes()) {
-    Tensor* w = node->op == Op::MUL_MAT ? node->src[0] : nullptr;
-    if (w && !w->has(kPacked) && packable(*w) && !other_readers.count(w) && std::find(out.begin(), out.end(), w) == out.end())
-      out.push_back(w);
+    if (!candidate(node)) continue;
+    Tensor* w = node->src[0];
+    if (!other_readers.count(w) && std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
   }
   return out;
 }
