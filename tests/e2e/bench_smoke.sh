@@ -58,6 +58,10 @@ for test in pp8 pp16 tg4 'tg4 @ d8'; do
 done
 grep -Eq '^session = weights \+ KV cache \+ compute buffer' <<<"$md" || fail "sweep md footer: $md"
 
+# -p 0 skips prompt processing, as in llama-bench: only the tg rows.
+only_tg=$(timeout 60 "$bench" -m "$dir/m.gguf" -p 0 -n 4 -r 1 2>&1) || fail "-p 0 run: $only_tg"
+if grep -q ' pp[0-9]' <<<"$only_tg" || ! grep -q ' tg4 ' <<<"$only_tg"; then fail "-p 0 rows: $only_tg"; else echo "ok   -p 0 times tg only"; fi
+
 expect_error() {  # WHAT PATTERN ARGS...
   local what=$1 pattern=$2; shift 2
   local err status
@@ -69,7 +73,8 @@ expect_error() {  # WHAT PATTERN ARGS...
   fi
 }
 expect_error "missing model" "No such file" -m "$dir/none.gguf"
-expect_error "prompt 0" "n-prompt: Value 0" -m "$dir/m.gguf" -p 0
+expect_error "prompt below 0" "n-prompt: Value -1" -m "$dir/m.gguf" -p -1
+expect_error "nothing to time" "nothing to time" -m "$dir/m.gguf" -p 0 -n 0
 expect_error "reps 0" "repetitions: Value 0" -m "$dir/m.gguf" -r 0
 expect_error "unknown backend" "backend" -m "$dir/m.gguf" --backend tpu
 expect_error "depth beyond context" "tg8 @ d60 needs 68 context positions but the context holds 64" \

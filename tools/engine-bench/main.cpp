@@ -57,6 +57,7 @@ void write_report_file(const std::string& path, const std::vector<BenchRecord>& 
 
 void run(const BenchOptions& opt, const std::string& format) {
   const std::vector<BenchTest> tests = bench_tests(opt);
+  if (tests.empty()) throw engine::Error("nothing to time: every -p and -n size is 0");
   check_models(opt, tests);
   BenchContext context;
   context.threads = opt.threads;
@@ -96,12 +97,12 @@ int main(int argc, char** argv) {
   std::string format = "md", kv_type = "f16";
   CLI::App app{"engine-bench: prompt-processing (ppN) and generation (tgN) throughput, as llama-bench measures it"};
   app.add_option("-m,--model", opt.models, "GGUF model files (comma-separated)")->required()->delimiter(',');
-  auto* prompt_opt = app.add_option("-p,--n-prompt", opt.n_prompt, "prompt sizes to time (comma-separated)")
+  auto* prompt_opt = app.add_option("-p,--n-prompt", opt.n_prompt, "prompt sizes to time (comma-separated; 0: none)")
       ->delimiter(',')
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
-  app.add_option("-n,--n-gen", opt.n_gen, "generated token counts to time (comma-separated)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
+  app.add_option("-n,--n-gen", opt.n_gen, "generated token counts to time (comma-separated; 0: none)")
       ->delimiter(',')
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
   auto* depth_opt = app.add_option("-d,--depth", opt.depths, "KV cache depths for the tg tests (comma-separated)")
       ->delimiter(',')
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));

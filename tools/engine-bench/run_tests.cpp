@@ -24,12 +24,16 @@ std::vector<BenchTest> bench_tests(const BenchOptions& opt) {
   std::vector<BenchTest> tests;
   if (opt.sweeping()) {
     for (int64_t n : opt.sweep_pp) tests.push_back({BenchTest::Kind::kPrompt, n, 0, true});
-    for (int64_t d : opt.sweep_tg) tests.push_back({BenchTest::Kind::kGen, opt.n_gen.front(), d, true});
+    const int64_t n_gen = std::max<int64_t>(1, opt.n_gen.front());
+    for (int64_t d : opt.sweep_tg) tests.push_back({BenchTest::Kind::kGen, n_gen, d, true});
     return tests;
   }
-  for (int64_t n : opt.n_prompt) tests.push_back({BenchTest::Kind::kPrompt, n, 0});
+  // A size of 0 times nothing, as llama-bench's -p 0 / -n 0.
+  for (int64_t n : opt.n_prompt)
+    if (n > 0) tests.push_back({BenchTest::Kind::kPrompt, n, 0});
   for (int64_t n : opt.n_gen)
-    for (int64_t d : opt.depths) tests.push_back({BenchTest::Kind::kGen, n, d});
+    if (n > 0)
+      for (int64_t d : opt.depths) tests.push_back({BenchTest::Kind::kGen, n, d});
   return tests;
 }
 
