@@ -114,9 +114,9 @@ void for_blocks(const DotTile& t, BlockN blockN, Block1 block1) {
 }
 
 // Several columns: for each group of RB weight rows, prepares block i of the group once
-// (prepare(wp, step, i, &prepared[i * per_block]) with row_blocks' pointers and step, the next
-// group prefetched meanwhile), then calls run(cols, prepared, r0, c0) for every column, cols = 4
-// where four remain, else 1.
+// (prepare(wp, step, r0, i, &prepared[i * per_block]) with row_blocks' pointers and step, the
+// next group prefetched meanwhile), then calls run(cols, prepared, r0, c0) for every column,
+// cols = 4 where four remain, else 1.
 template <int RB, typename Prepared, typename Prepare, typename Run>
 void for_prepared_row_blocks(const DotTile& t, int64_t nb, int64_t per_block, size_t block_bytes, Prepare prepare, Run run) {
   Prepared* prepared = thread_buffer<Prepared>(static_cast<size_t>(nb * per_block));
@@ -125,7 +125,7 @@ void for_prepared_row_blocks(const DotTile& t, int64_t nb, int64_t per_block, si
     const size_t step = row_blocks(t, r0, block_bytes, wp);
     for (int64_t i = 0; i < nb; ++i) {
       if (!t.packed) prefetch_rows<RB>(t, r0 + RB, i, nb);
-      prepare(wp, step, i, prepared + i * per_block);
+      prepare(wp, step, r0, i, prepared + i * per_block);
     }
     int64_t c0 = 0;
     for (; c0 + 4 <= t.cols; c0 += 4) run(std::integral_constant<int, 4>{}, prepared, r0, c0);
@@ -569,7 +569,7 @@ void q4_0_serial_block(const DotTile& t, const Q4_0Rows* prepared, const Q4_0Act
   for (int c = 0; c < CB; ++c) acc[c] = vr_zero();
   for (int64_t i = 0; i < nb; ++i) {
     Q4_0Rows here;
-    if (t.packed) {
+    if (!prepared && t.packed) {
       prefetch_stream(packed_block(t, r0, i, sizeof(BlockQ4_0)), kPackRows * sizeof(BlockQ4_0));
       q4_0_packed_block(t, r0, i, here);
     } else if (!prepared) {
@@ -605,15 +605,18 @@ void q4_0_serial(const DotTile& t) {
       const int32_t sum = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones, load256(a.qs)), _mm256_set1_epi16(1)));
       acts[c * nb + i] = {-8 * sum, half(a.d)};
     }
-  if (t.packed || t.cols == 1) {  // packed rows load as cheaply as a prepared copy would
-    for_blocks<kRowLanes>(
-        t, [&](int64_t r0, int64_t c0) { q4_0_serial_block<4>(t, nullptr, acts, r0, c0); },
-        [&](int64_t r0, int64_t c0) { q4_0_serial_block<1>(t, nullptr, acts, r0, c0); });
+  if (t.cols == 1) {
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_0_serial_block<1>(t, nullptr, acts, r0, 0);
     return;
   }
   // Several columns: each row block transposed once, then reused by every column.
   for_prepared_row_blocks<kRowLanes, Q4_0Rows>(
-      t, nb, 1, sizeof(BlockQ4_0), [](const char* const* wp, size_t, int64_t i, Q4_0Rows* out) { q4_0_block(wp, i, *out); },
+      t, nb, 1, sizeof(BlockQ4_0), [&](const char* const* wp, size_t, int64_t r0, int64_t i, Q4_0Rows* out) {
+        if (t.packed)
+          q4_0_packed_block(t, r0, i, *out);
+        else
+          q4_0_block(wp, i, *out);
+      },
       [&](auto cols, const Q4_0Rows* rows, int64_t r0, int64_t c0) {
         q4_0_serial_block<decltype(cols)::value>(t, rows, acts, r0, c0);
       });
@@ -855,7 +858,7 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, in
   for (int c = 0; c < CB; ++c) acc[c] = acc_min[c] = vr_zero();
   Q4KSuper here;
   for (int64_t i = 0; i < nb; ++i) {
-    if (t.packed) {
+    if (!prepared && t.packed) {
       prefetch_stream(packed_block(t, r0, i, sizeof(engine::quant::BlockQ4_K)), kPackRows * sizeof(engine::quant::BlockQ4_K));
       q4_K_packed_super(t, r0, i, here);
     } else if (!prepared) {
@@ -902,16 +905,19 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, in
 }
 
 void q4_K_serial(bool gemm, const DotTile& t) {
-  if (t.packed || t.cols == 1) {  // packed rows load as cheaply as a prepared copy would
-    for_blocks<kRowLanes>(
-        t, [&](int64_t r0, int64_t c0) { q4_K_serial_block<4>(gemm, t, nullptr, r0, c0); },
-        [&](int64_t r0, int64_t c0) { q4_K_serial_block<1>(gemm, t, nullptr, r0, c0); });
+  if (t.cols == 1) {
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_K_serial_block<1>(gemm, t, nullptr, r0, 0);
     return;
   }
   // Several columns: each row block's super-blocks transposed once, then reused by every column.
   for_prepared_row_blocks<kRowLanes, Q4KSuper>(
       t, t.n / kQK_K, 1, sizeof(engine::quant::BlockQ4_K),
-      [](const char* const* wp, size_t, int64_t i, Q4KSuper* out) { q4_K_super(wp, i, *out); },
+      [&](const char* const* wp, size_t, int64_t r0, int64_t i, Q4KSuper* out) {
+        if (t.packed)
+          q4_K_packed_super(t, r0, i, *out);
+        else
+          q4_K_super(wp, i, *out);
+      },
       [&](auto cols, const Q4KSuper* rows, int64_t r0, int64_t c0) {
         q4_K_serial_block<decltype(cols)::value>(gemm, t, rows, r0, c0);
       });
@@ -1025,7 +1031,7 @@ void q6_K_lanes(const DotTile& t) {
   // Several columns: each row block's super-blocks loaded once, then reused by every column.
   for_prepared_row_blocks<RG * kLaneRows, Q6KRows>(
       t, t.n / kQK_K, RG, sizeof(engine::quant::BlockQ6_K),
-      [](const char* const* wp, size_t step, int64_t i, Q6KRows* out) {
+      [](const char* const* wp, size_t step, int64_t, int64_t i, Q6KRows* out) {
         for (int g = 0; g < RG; ++g) {
           const engine::quant::BlockQ6_K* b[kLaneRows];
           for (int p = 0; p < kLaneRows; ++p)
