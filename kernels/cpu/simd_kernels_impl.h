@@ -557,8 +557,9 @@ inline void q4_0_block(const char* const* wp, int64_t i, Q4_0Rows& w) {
 }
 
 // Columns c0 .. c0 + CB - 1 against rows r0 .. r0 + kRowLanes - 1: their blocks prepared in
-// `prepared`, or (nullptr) loaded from the packed layout or transposed here as they are used.
-template <int CB>
+// `prepared` (Prepared), or loaded from the packed layout or transposed here as they are used
+// (known at compile time, so a block made here stays in registers).
+template <int CB, bool Prepared>
 void q4_0_serial_block(const DotTile& t, const Q4_0Rows* prepared, const Q4_0Act* act, int64_t r0, int64_t c0) {
   const char* wp[kRowLanes];
   const char* ap[CB];
@@ -569,14 +570,14 @@ void q4_0_serial_block(const DotTile& t, const Q4_0Rows* prepared, const Q4_0Act
   for (int c = 0; c < CB; ++c) acc[c] = vr_zero();
   for (int64_t i = 0; i < nb; ++i) {
     Q4_0Rows here;
-    if (!prepared && t.packed) {
+    if (!Prepared && t.packed) {
       prefetch_stream(packed_block(t, r0, i, sizeof(BlockQ4_0)), kPackRows * sizeof(BlockQ4_0));
       q4_0_packed_block(t, r0, i, here);
-    } else if (!prepared) {
+    } else if (!Prepared) {
       prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
       q4_0_block(wp, i, here);
     }
-    const Q4_0Rows& w = prepared ? prepared[i] : here;
+    const Q4_0Rows& w = Prepared ? prepared[i] : here;
     for (int c = 0; c < CB; ++c) {
       const BlockQ8_0& a = reinterpret_cast<const BlockQ8_0*>(ap[c])[i];
       const Q4_0Act& x = act[min_i64(c0 + c, t.cols - 1) * nb + i];
@@ -606,7 +607,7 @@ void q4_0_serial(const DotTile& t) {
       acts[c * nb + i] = {-8 * sum, half(a.d)};
     }
   if (t.cols == 1) {
-    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_0_serial_block<1>(t, nullptr, acts, r0, 0);
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_0_serial_block<1, false>(t, nullptr, acts, r0, 0);
     return;
   }
   // Several columns: each row block transposed once, then reused by every column.
@@ -618,7 +619,7 @@ void q4_0_serial(const DotTile& t) {
           q4_0_block(wp, i, *out);
       },
       [&](auto cols, const Q4_0Rows* rows, int64_t r0, int64_t c0) {
-        q4_0_serial_block<decltype(cols)::value>(t, rows, acts, r0, c0);
+        q4_0_serial_block<decltype(cols)::value, true>(t, rows, acts, r0, c0);
       });
 }
 
@@ -846,8 +847,8 @@ inline void q4_K_packed_super(const DotTile& t, int64_t r, int64_t i, Q4KSuper& 
 }
 
 // Columns c0 .. c0 + CB - 1 against rows r0 .. r0 + kRowLanes - 1: their super-blocks prepared
-// in `prepared`, or (nullptr) loaded from the packed layout or transposed here as they are used.
-template <int CB>
+// in `prepared` (Prepared), or loaded from the packed layout or transposed here as they are used.
+template <int CB, bool Prepared>
 void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, int64_t r0, int64_t c0) {
   const char* ap[CB];
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
@@ -858,14 +859,14 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, in
   for (int c = 0; c < CB; ++c) acc[c] = acc_min[c] = vr_zero();
   Q4KSuper here;
   for (int64_t i = 0; i < nb; ++i) {
-    if (!prepared && t.packed) {
+    if (!Prepared && t.packed) {
       prefetch_stream(packed_block(t, r0, i, sizeof(engine::quant::BlockQ4_K)), kPackRows * sizeof(engine::quant::BlockQ4_K));
       q4_K_packed_super(t, r0, i, here);
-    } else if (!prepared) {
+    } else if (!Prepared) {
       prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
       q4_K_super(wp, i, here);
     }
-    const Q4KSuper& w = prepared ? prepared[i] : here;
+    const Q4KSuper& w = Prepared ? prepared[i] : here;
     const Q4KRows& h = w.h;
     const BlockQ8_K* a[CB];
     VR da[CB];
@@ -906,7 +907,7 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, in
 
 void q4_K_serial(bool gemm, const DotTile& t) {
   if (t.cols == 1) {
-    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_K_serial_block<1>(gemm, t, nullptr, r0, 0);
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_K_serial_block<1, false>(gemm, t, nullptr, r0, 0);
     return;
   }
   // Several columns: each row block's super-blocks transposed once, then reused by every column.
@@ -919,7 +920,7 @@ void q4_K_serial(bool gemm, const DotTile& t) {
           q4_K_super(wp, i, *out);
       },
       [&](auto cols, const Q4KSuper* rows, int64_t r0, int64_t c0) {
-        q4_K_serial_block<decltype(cols)::value>(gemm, t, rows, r0, c0);
+        q4_K_serial_block<decltype(cols)::value, true>(gemm, t, rows, r0, c0);
       });
 }
 
