@@ -12,7 +12,8 @@
 namespace engine::cpu {
 namespace {
 
-constexpr int64_t kRowChunk = 16;  // output rows per work item (a multiple of every kernel's row block)
+constexpr int64_t kRowBlock = 16;  // a multiple of every kernel's row block and of the packed groups
+constexpr int64_t kRowChunk = 128;  // output rows per work item: a tile's per-column work (Q4_0 block sums) spreads over them
 constexpr int64_t kColBlock = 64;  // activation rows per tile: unpacked weight rows are reused across them
 constexpr size_t kAlign = 64;
 
@@ -85,7 +86,7 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
   // One activation column (decode): each thread takes one even, contiguous run of rows, so its
   // kernels see long row ranges to stream and prefetch; otherwise row chunks are reused per column.
   const int64_t chunk_rows = ne11 == 1 && ne12 * b->ne[3] == 1
-                                 ? std::max(kRowChunk, ((ne01 + p.nth - 1) / p.nth + kRowChunk - 1) / kRowChunk * kRowChunk)
+                                 ? std::max(kRowBlock, ((ne01 + p.nth - 1) / p.nth + kRowBlock - 1) / kRowBlock * kRowBlock)
                                  : kRowChunk;
   const int64_t n_chunks = (ne01 + chunk_rows - 1) / chunk_rows;
   const DotOrder order = dot_order(a->type, K, ne01, ne11, dst->params[0] == kMulMatKvSpan);
