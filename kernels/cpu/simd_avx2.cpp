@@ -42,6 +42,11 @@ inline void vf_store(float* p, VF v) {
   _mm256_storeu_ps(p, v.lo);
   _mm256_storeu_ps(p + 8, v.hi);
 }
+// To half precision, rounding to nearest even (as fp32_to_fp16).
+inline void vf_store_f16(uint16_t* p, VF v) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v.lo, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p + 8), _mm256_cvtps_ph(v.hi, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
 
 // Denormals (exponent bits zero) become zero of the same sign.
 inline __m256 flush_denormal8(__m256 v) {

@@ -10,7 +10,7 @@
 // instruction set: simd_avx2.cpp and simd_avx512.cpp each include this file inside an
 // anonymous namespace of their own, after defining
 //   VF (16 float lanes) with vf_zero, vf_set1, vf_load_f32, vf_load_f16, vf_add, vf_sub,
-//   vf_mul, vf_div, vf_fma (a*b+c), vf_store, vf_flush_denormal, vf_bf16_even, vf_bf16_odd,
+//   vf_mul, vf_div, vf_fma (a*b+c), vf_store, vf_store_f16, vf_flush_denormal, vf_bf16_even, vf_bf16_odd,
 //   vf_exp_scale (j * 2^n, 0 / inf where |n| > 192);
 //   dpbf16(acc, w, a) with the AVX512_BF16 semantics (see dot_float.cpp);
 //   ENGINE_SIMD_VNNI (1: the 256-bit integer dot-product instruction exists), ENGINE_TILE_ROWS and
@@ -1185,8 +1185,16 @@ void quantize_q8_K_simd(const float* x, BlockQ8_K* y, int64_t nb) {
   }
 }
 
+// F16 activations: the F16C conversion, bit-identical to fp32_to_fp16 (NaNs quieted alike).
+void convert_f16_simd(const float* x, uint16_t* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kVecLanes <= n; i += kVecLanes) vf_store_f16(y + i, vf_load_f32(x + i));
+  for (; i < n; ++i) y[i] = fp32_to_fp16(x[i]);
+}
+
 bool quantize_activation_impl(DType act, const float* x, void* dst, int64_t n) {
   switch (act) {
+    case DType::F16: return convert_f16_simd(x, static_cast<uint16_t*>(dst), n), true;
     case DType::Q8_0: return quantize_q8_simd(x, static_cast<BlockQ8_0*>(dst), n / kQK), true;
     case DType::Q8_1: return quantize_q8_simd(x, static_cast<BlockQ8_1*>(dst), n / kQK), true;
     case DType::Q8_K: return quantize_q8_K_simd(x, static_cast<BlockQ8_K*>(dst), n / kQK_K), true;

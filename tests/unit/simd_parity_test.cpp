@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -204,6 +205,26 @@ TEST(SimdParity, ActivationQuantizers) {
       quantize_activation(weight, x.data(), got.data(), n);
       EXPECT_EQ(0, std::memcmp(want.data(), got.data(), bytes)) << dtype_name(vec_dot_type(weight)) << " " << level_name(level);
     }
+  }
+}
+
+TEST(SimdParity, F16ActivationsConvertLikeFp32ToFp16) {
+  LevelGuard guard;
+  auto x = random_floats(1000, 78, 1000.0f);  // 1000: a leftover after the vector part
+  // Half precision's edges: rounding ties, overflow, subnormals, signed zero, NaNs, infinities.
+  const float edges[] = {65504.0f, 65520.0f, -65536.0f, 1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 0x1p-24f, 0x1p-25f,
+                         0x1.8p-25f, -0x1p-15f, 0x1p-140f, -0.0f, std::numeric_limits<float>::infinity(),
+                         -std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::signaling_NaN()};
+  std::copy(std::begin(edges), std::end(edges), x.begin() + 3);
+  std::vector<uint16_t> want(x.size()), got(x.size());
+  for (size_t i = 0; i < x.size(); ++i) want[i] = fp32_to_fp16(x[i]);
+  for (SimdLevel level : kSimdLevels) {
+    if (level > cpu_simd_level()) continue;
+    set_simd_level_cap(level);
+    std::fill(got.begin(), got.end(), 0xABCD);
+    quantize_activation(DType::F16, x.data(), got.data(), static_cast<int64_t>(x.size()));
+    for (size_t i = 0; i < x.size(); ++i)
+      EXPECT_EQ(want[i], got[i]) << level_name(level) << " element " << i << " = " << x[i];
   }
 }
 
