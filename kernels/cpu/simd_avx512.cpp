@@ -161,7 +161,7 @@ inline void vr_store(float* p, VR v) { _mm512_storeu_ps(p, v); }
 
 #define ENGINE_SIMD_VNNI 1
 #define ENGINE_TILE_ROWS 4
-#define ENGINE_TILE_COLS 4
+#define ENGINE_TILE_COLS 6
 #include "cpu/simd_kernels_impl.h"
 #undef ENGINE_SIMD_VNNI
 #undef ENGINE_TILE_ROWS
