@@ -77,7 +77,22 @@ void copy_elements(const ComputeParams& p, const Tensor* src, Tensor* dst) {
     }
     return;
   }
-  // Shapes differ: walk dst coordinates as an odometer from this thread's first element.
+  // Shapes differ, dst dense (a permuted tensor made contiguous): src row r fills dst's elements
+  // r * ne00 .. r * ne00 + ne00 - 1 in order.
+  if (dst->is_contiguous()) {
+    const size_t ed = dtype_info(dt).block_bytes;
+    for (int64_t r = rows.begin; r < rows.end; ++r) {
+      const char* s = src_data + row_offset(src, r);
+      char* d = dst_data + static_cast<size_t>(r * ne00) * ed;
+      if (st == dt && src->nb[0] == es) {
+        std::memcpy(d, s, static_cast<size_t>(ne00) * es);
+        continue;
+      }
+      for (int64_t i = 0; i < ne00; ++i) copy_one(s + i * src->nb[0], d + i * ed);
+    }
+    return;
+  }
+  // Otherwise walk dst coordinates as an odometer from this thread's first element.
   int64_t flat = rows.begin * ne00;
   int64_t c[kMaxDims];
   for (int i = 0; i < kMaxDims; ++i) {

@@ -315,6 +315,37 @@ TEST(Cont, MakesPermutedTensorDense) {
       for (int64_t j = 0; j < 3; ++j) ASSERT_EQ(f32_at(c, j, i, k), f32_at(a, i, j, k));
 }
 
+// A permuted tensor flattened by cont_2d (as the attention output is): every thread's rows land
+// in row-major order, converted to f16 on the way.
+TEST(Cont, FlattensPermutedTensorInRowMajorOrder) {
+  for (DType out : {DType::F32, DType::F16}) {
+    Graph g;
+    Storage s;
+    const int64_t ne[3] = {4, 3, 5};
+    Tensor* a = g.new_tensor(DType::F32, 3, ne, "a");
+    Tensor* p = g.permute(a, 0, 2, 1, 3);  // [4, 5, 3]
+    Tensor* flat = g.new_tensor_2d(out, 20, 3, "flat");
+    Tensor* c = g.cpy(p, flat);
+    s.bind(a), s.bind(flat);
+    bind_view(p), bind_view(c);
+    fill_random(a, 15);
+    for (int ith = 0; ith < 3; ++ith) {
+      cpu::ComputeParams params;
+      params.ith = ith, params.nth = 3;
+      cpu::cont(params, c);
+    }
+    std::vector<float> got(60);
+    dequantize_row(out, flat->data, got.data(), 60);
+    for (int64_t i2 = 0; i2 < 3; ++i2)
+      for (int64_t i1 = 0; i1 < 5; ++i1)
+        for (int64_t i0 = 0; i0 < 4; ++i0) {
+          float want = f32_at(p, i0, i1, i2);
+          if (out == DType::F16) want = fp16_to_fp32(fp32_to_fp16(want));
+          ASSERT_EQ(got[i0 + 4 * (i1 + 5 * i2)], want) << dtype_name(out) << " at " << i0 << "," << i1 << "," << i2;
+        }
+  }
+}
+
 TEST(Cont, CopiesF32IntoStridedF16CacheViews) {
   Graph g;
   Storage s;
