@@ -31,8 +31,12 @@ void convert_group(DType type, int64_t k, char* rows, char* packed, bool to_pack
         for (size_t c = 0; c < bb / 4; ++c) move(file + 4 * c, pack + (c * kPackRows + r) * 4, 4);
         continue;
       }
-      if (type == DType::Q6_K) {  // whole blocks side by side
-        move(file, pack + r * bb, bb);
+      if (type == DType::Q6_K) {  // row pairs, their fields interleaved 32 (scales 16, d 2) bytes at a time
+        char* pair = pack + (r / 2) * 2 * bb;
+        const int64_t p = r % 2;
+        for (int j = 0; j < 6; ++j) move(file + 32 * j, pair + 64 * j + 32 * p, 32);  // ql[0..127], qh[0..63]
+        move(file + 192, pair + 384 + 16 * p, 16);                                     // scales
+        move(file + 208, pair + 416 + 2 * p, 2);                                       // d
         continue;
       }
       move(file, pack + r * sizeof(uint16_t), sizeof(uint16_t));

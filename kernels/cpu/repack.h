@@ -6,7 +6,8 @@
 //   Q8_0: the kPackRows f16 scales, then each row's 32 levels.
 //   Q4_0: the kPackRows f16 scales, then for j = 0..3 the j-th 4 bytes of each row's nibbles.
 //   Q4_K: for c = 0..35 the c-th 4 bytes of each row's super-block.
-//   Q6_K: each row's super-block as in the file, row after row.
+//   Q6_K: rows in pairs; per pair the two rows' 32-byte pieces of ql then qh alternate, then
+//         their 16 scales, then their two d.
 #include <cstdint>
 #include <vector>
 

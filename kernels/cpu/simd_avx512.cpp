@@ -108,6 +108,8 @@ inline void load_row_quads(const uint8_t* const* rows, VI (&q)[4]) {
   q[3] = _mm512_unpackhi_epi64(t1, t3);
 }
 inline VI vi_load(const void* p) { return _mm512_loadu_si512(p); }
+// Each row's 16 signed bytes at p (the register's rows one after the other) widened to int16.
+inline VI vi_widen_i8(const void* p) { return _mm512_cvtepi8_epi16(_mm256_loadu_si256(static_cast<const __m256i*>(p))); }
 // int16 products of u8 x with s8 y, adjacent pairs summed (no saturation for the levels used).
 inline VI vi_maddubs(VI x, VI y) { return _mm512_maddubs_epi16(x, y); }
 inline VI vi_madd16(VI a, VI b) { return _mm512_madd_epi16(a, b); }

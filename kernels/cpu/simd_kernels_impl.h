@@ -16,7 +16,7 @@
 //   ENGINE_SIMD_VNNI (1: the 256-bit integer dot-product instruction exists), ENGINE_TILE_ROWS and
 //   ENGINE_TILE_COLS (the float GEMM's register block of outputs);
 //   VI / VR (kRowLanes 32-bit integer / float lanes: 16 on AVX-512, 8 on AVX2) with
-//   load_row_quads, vi_load, vr_rows_f16, vi_* and vr_* (see simd_avx512.cpp), for kernels that give each weight row a
+//   load_row_quads, vi_load, vi_widen_i8, vr_rows_f16, vi_* and vr_* (see simd_avx512.cpp), for kernels that give each weight row a
 //   lane (Q4_0, Q4_K) or each row its eight lanes (legacy blocks: kRowLanes / 8 rows a register).
 // The quantized orders come from llama.cpp's AVX2 code (eight-lane accumulators, or one float
 // per output); wider registers only hold more rows at once.
@@ -53,22 +53,6 @@ inline void store_out(const DotTile& t, int64_t r, int64_t c, float v) {
 // Block i of the packed group (repack.h) that holds tile row r.
 inline const char* packed_block(const DotTile& t, int64_t r, int64_t i, size_t block_bytes) {
   return t.w + (r / kPackRows * kPackRows) * static_cast<int64_t>(t.w_stride) + i * kPackRows * static_cast<int64_t>(block_bytes);
-}
-
-// Where rows r0.. of the tile keep their blocks: their pointers, and the return value, the
-// bytes from one block of a row to its next (the file's rows; or, packed with whole blocks side
-// by side, each row's place in its group's blocks).
-template <int N>
-size_t row_blocks(const DotTile& t, int64_t r0, size_t block_bytes, const char* (&p)[N]) {
-  if (!t.packed) {
-    block_ptrs(t.w, t.w_stride, r0, t.rows, p);
-    return block_bytes;
-  }
-  for (int i = 0; i < N; ++i) {
-    const int64_t r = min_i64(r0 + i, t.rows - 1);
-    p[i] = packed_block(t, r, 0, block_bytes) + (r % kPackRows) * block_bytes;
-  }
-  return kPackRows * block_bytes;
 }
 
 // n objects of T in a per-thread buffer aligned for T (vector types included), kept across calls
@@ -114,18 +98,18 @@ void for_blocks(const DotTile& t, BlockN blockN, Block1 block1) {
 }
 
 // Several columns: for each group of RB weight rows, prepares block i of the group once
-// (prepare(wp, step, r0, i, &prepared[i * per_block]) with row_blocks' pointers and step, the
-// next group prefetched meanwhile), then calls run(cols, prepared, r0, c0) for every column,
-// cols = 4 where four remain, else 1.
+// (prepare(wp, r0, i, &prepared[i * per_block]), wp the rows in the file layout; the next group
+// prefetched meanwhile), then calls run(cols, prepared, r0, c0) for every column, cols = 4 where
+// four remain, else 1.
 template <int RB, typename Prepared, typename Prepare, typename Run>
-void for_prepared_row_blocks(const DotTile& t, int64_t nb, int64_t per_block, size_t block_bytes, Prepare prepare, Run run) {
+void for_prepared_row_blocks(const DotTile& t, int64_t nb, int64_t per_block, Prepare prepare, Run run) {
   Prepared* prepared = thread_buffer<Prepared>(static_cast<size_t>(nb * per_block));
   for (int64_t r0 = 0; r0 < t.rows; r0 += RB) {
     const char* wp[RB];
-    const size_t step = row_blocks(t, r0, block_bytes, wp);
+    block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
     for (int64_t i = 0; i < nb; ++i) {
       if (!t.packed) prefetch_rows<RB>(t, r0 + RB, i, nb);
-      prepare(wp, step, r0, i, prepared + i * per_block);
+      prepare(wp, r0, i, prepared + i * per_block);
     }
     int64_t c0 = 0;
     for (; c0 + 4 <= t.cols; c0 += 4) run(std::integral_constant<int, 4>{}, prepared, r0, c0);
@@ -612,7 +596,7 @@ void q4_0_serial(const DotTile& t) {
   }
   // Several columns: each row block transposed once, then reused by every column.
   for_prepared_row_blocks<kRowLanes, Q4_0Rows>(
-      t, nb, 1, sizeof(BlockQ4_0), [&](const char* const* wp, size_t, int64_t r0, int64_t i, Q4_0Rows* out) {
+      t, nb, 1, [&](const char* const* wp, int64_t r0, int64_t i, Q4_0Rows* out) {
         if (t.packed)
           q4_0_packed_block(t, r0, i, *out);
         else
@@ -912,8 +896,7 @@ void q4_K_serial(bool gemm, const DotTile& t) {
   }
   // Several columns: each row block's super-blocks transposed once, then reused by every column.
   for_prepared_row_blocks<kRowLanes, Q4KSuper>(
-      t, t.n / kQK_K, 1, sizeof(engine::quant::BlockQ4_K),
-      [&](const char* const* wp, size_t, int64_t r0, int64_t i, Q4KSuper* out) {
+      t, t.n / kQK_K, 1, [&](const char* const* wp, int64_t r0, int64_t i, Q4KSuper* out) {
         if (t.packed)
           q4_K_packed_super(t, r0, i, *out);
         else
@@ -934,24 +917,16 @@ struct Q6KRows {
   VR d;         // each row's scale on its lanes
 };
 
-// Super-blocks b[0 .. kLaneRows - 1], one per row of the register.
-inline void load_q6_K(const engine::quant::BlockQ6_K* const* b, Q6KRows& w) {
-  __m256i l0[kLaneRows], l1[kLaneRows], h[kLaneRows], scales[kLaneRows];
+// The register's rows from their raw fields: ql pieces l0[n], l1[n] (bytes 64n.., 64n + 32..),
+// qh pieces h[n], the 16 scales widened to int16, the scales d.
+inline void q6_K_rows(const VI (&l0)[2], const VI (&l1)[2], const VI (&h)[2], VI scales, VR d, Q6KRows& w) {
   for (int n = 0; n < 2; ++n) {
-    for (int p = 0; p < kLaneRows; ++p) {
-      l0[p] = load256(b[p]->ql + 64 * n);
-      l1[p] = load256(b[p]->ql + 64 * n + 32);
-      h[p] = load256(b[p]->qh + 32 * n);
-    }
-    const VI lo = vi_join(l0), hi = vi_join(l1), top = vi_join(h);
-    w.q[4 * n] = vi_or_shifted(vi_low_nibbles(lo), vi_bits(top, 0, 0x03030303), 4);
-    w.q[4 * n + 1] = vi_or_shifted(vi_low_nibbles(hi), vi_bits(top, 2, 0x03030303), 4);
-    w.q[4 * n + 2] = vi_or_shifted(vi_high_nibbles(lo), vi_bits(top, 4, 0x03030303), 4);
-    w.q[4 * n + 3] = vi_or_shifted(vi_high_nibbles(hi), vi_bits(top, 6, 0x03030303), 4);
+    w.q[4 * n] = vi_or_shifted(vi_low_nibbles(l0[n]), vi_bits(h[n], 0, 0x03030303), 4);
+    w.q[4 * n + 1] = vi_or_shifted(vi_low_nibbles(l1[n]), vi_bits(h[n], 2, 0x03030303), 4);
+    w.q[4 * n + 2] = vi_or_shifted(vi_high_nibbles(l0[n]), vi_bits(h[n], 4, 0x03030303), 4);
+    w.q[4 * n + 3] = vi_or_shifted(vi_high_nibbles(l1[n]), vi_bits(h[n], 6, 0x03030303), 4);
   }
-  for (int p = 0; p < kLaneRows; ++p)
-    scales[p] = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b[p]->scales)));
-  w.offset = vi_join(scales);
+  w.offset = scales;
   // Both 128-bit halves hold scales 8n..8n+7; chunk 4n+k takes scale 2k in the low, 2k+1 in the high.
   const VI halves[2] = {vi_row_half<0>(w.offset), vi_row_half<1>(w.offset)};
   for (int n = 0; n < 2; ++n)
@@ -962,9 +937,40 @@ inline void load_q6_K(const engine::quant::BlockQ6_K* const* b, Q6KRows& w) {
                                             hi + 1, hi, hi + 1);
       w.scale[4 * n + k] = vi_pick_bytes(halves[n], pick);
     }
+  w.d = d;
+}
+
+// Super-blocks b[0 .. kLaneRows - 1] in the file layout, one per row of the register.
+inline void load_q6_K(const engine::quant::BlockQ6_K* const* b, Q6KRows& w) {
+  VI l0[2], l1[2], h[2];
+  __m256i part[kLaneRows];
+  const auto rows = [&](auto field) {
+    for (int p = 0; p < kLaneRows; ++p) part[p] = field(*b[p]);
+    return vi_join(part);
+  };
+  for (int n = 0; n < 2; ++n) {
+    l0[n] = rows([&](const auto& x) { return load256(x.ql + 64 * n); });
+    l1[n] = rows([&](const auto& x) { return load256(x.ql + 64 * n + 32); });
+    h[n] = rows([&](const auto& x) { return load256(x.qh + 32 * n); });
+  }
+  const VI scales = rows([](const auto& x) { return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales))); });
   float d[kLaneRows];
   for (int p = 0; p < kLaneRows; ++p) d[p] = half(b[p]->d);
-  w.d = vr_set_groups(d);
+  q6_K_rows(l0, l1, h, scales, vr_set_groups(d), w);
+}
+
+// Super-block i of the register's rows from tile row r on, in the packed layout (repack.h): the
+// fields of a row pair load as one register (AVX-512) or one row's half of it (AVX2).
+inline void load_q6_K_packed(const DotTile& t, int64_t r, int64_t i, Q6KRows& w) {
+  const char* pair = packed_block(t, r, i, sizeof(engine::quant::BlockQ6_K)) + (r % kPackRows / 2) * 2 * sizeof(engine::quant::BlockQ6_K);
+  const int64_t p = kLaneRows == 1 ? r % 2 : 0;  // the row within its pair, when a register holds one
+  VI l0[2], l1[2], h[2];
+  for (int n = 0; n < 2; ++n) {
+    l0[n] = vi_load(pair + 64 * (2 * n) + 32 * p);
+    l1[n] = vi_load(pair + 64 * (2 * n + 1) + 32 * p);
+    h[n] = vi_load(pair + 256 + 64 * n + 32 * p);
+  }
+  q6_K_rows(l0, l1, h, vi_widen_i8(pair + 384 + 16 * p), vr_rows_f16(reinterpret_cast<const uint16_t*>(pair + 416) + p), w);
 }
 
 // Rows r0 .. r0 + RG * kLaneRows - 1 times columns c0 .. c0 + CB - 1. prepared[i * RG + g]:
@@ -976,22 +982,21 @@ void q6_K_lanes_block(const DotTile& t, const Q6KRows* prepared, int64_t r0, int
   const char* ap[CB];
   const char* wp[RB];
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
-  const size_t step = row_blocks(t, r0, sizeof(BlockQ6_K), wp);
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
   const int64_t nb = t.n / kQK_K;
   VR acc[RG][CB];
   for (int g = 0; g < RG; ++g)
     for (int c = 0; c < CB; ++c) acc[g][c] = vr_zero();
   Q6KRows here[RG];
   for (int64_t i = 0; i < nb; ++i) {
-    if (!prepared) {
-      if (t.packed)
-        prefetch_stream(wp[0] + i * static_cast<int64_t>(step), RB * sizeof(BlockQ6_K));
-      else
-        prefetch_rows<RB>(t, r0 + RB, i, nb);
+    if (!prepared && t.packed) {
+      prefetch_stream(packed_block(t, r0, i, sizeof(BlockQ6_K)), kPackRows * sizeof(BlockQ6_K));
+      for (int g = 0; g < RG; ++g) load_q6_K_packed(t, r0 + g * kLaneRows, i, here[g]);
+    } else if (!prepared) {
+      prefetch_rows<RB>(t, r0 + RB, i, nb);
       for (int g = 0; g < RG; ++g) {
         const BlockQ6_K* b[kLaneRows];
-        for (int p = 0; p < kLaneRows; ++p)
-          b[p] = reinterpret_cast<const BlockQ6_K*>(wp[g * kLaneRows + p] + i * static_cast<int64_t>(step));
+        for (int p = 0; p < kLaneRows; ++p) b[p] = reinterpret_cast<const BlockQ6_K*>(wp[g * kLaneRows + p]) + i;
         load_q6_K(b, here[g]);
       }
     }
@@ -1031,12 +1036,14 @@ void q6_K_lanes(const DotTile& t) {
   }
   // Several columns: each row block's super-blocks loaded once, then reused by every column.
   for_prepared_row_blocks<RG * kLaneRows, Q6KRows>(
-      t, t.n / kQK_K, RG, sizeof(engine::quant::BlockQ6_K),
-      [](const char* const* wp, size_t step, int64_t, int64_t i, Q6KRows* out) {
+      t, t.n / kQK_K, RG, [&](const char* const* wp, int64_t r0, int64_t i, Q6KRows* out) {
         for (int g = 0; g < RG; ++g) {
+          if (t.packed) {
+            load_q6_K_packed(t, r0 + g * kLaneRows, i, out[g]);
+            continue;
+          }
           const engine::quant::BlockQ6_K* b[kLaneRows];
-          for (int p = 0; p < kLaneRows; ++p)
-            b[p] = reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[g * kLaneRows + p] + i * static_cast<int64_t>(step));
+          for (int p = 0; p < kLaneRows; ++p) b[p] = reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[g * kLaneRows + p]) + i;
           load_q6_K(b, out[g]);
         }
       },
