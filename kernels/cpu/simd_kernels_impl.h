@@ -86,6 +86,17 @@ inline void prefetch_stream(const char* p, size_t bytes) {
   for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + kStreamAhead + o, 0, 2);
 }
 
+// Before block step i of n over rows r0..: packed, this thread's stream ahead; in the file
+// layout, a share of the next RB rows. (Inlined by force, as the loaders below: a call inside a
+// kernel loop spills every vector register.)
+template <int RB>
+[[gnu::always_inline]] inline void prefetch_next(const DotTile& t, int64_t r0, int64_t i, int64_t n, size_t block_bytes) {
+  if (t.packed)
+    prefetch_stream(packed_block(t, r0, i, block_bytes), kPackRows * block_bytes);
+  else
+    prefetch_rows<RB>(t, r0 + RB, i, n);
+}
+
 // Calls block(r0, c0) over the tile: rows in groups of RB, columns in groups of CB where at
 // least CB remain (blockN), else one at a time (block1).
 template <int RB, int CB = 4, typename BlockN, typename Block1>
@@ -540,6 +551,14 @@ inline void q4_0_block(const char* const* wp, int64_t i, Q4_0Rows& w) {
   w.d = vr_load_f16(dh);
 }
 
+// Block i of the kRowLanes rows from tile row r0 (the file's rows at wp), in either layout.
+[[gnu::always_inline]] inline void q4_0_rows(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, Q4_0Rows& w) {
+  if (t.packed)
+    q4_0_packed_block(t, r0, i, w);
+  else
+    q4_0_block(wp, i, w);
+}
+
 // Columns c0 .. c0 + CB - 1 against rows r0 .. r0 + kRowLanes - 1: their blocks prepared in
 // `prepared` (Prepared), or loaded from the packed layout or transposed here as they are used
 // (known at compile time, so a block made here stays in registers).
@@ -554,12 +573,9 @@ void q4_0_serial_block(const DotTile& t, const Q4_0Rows* prepared, const Q4_0Act
   for (int c = 0; c < CB; ++c) acc[c] = vr_zero();
   for (int64_t i = 0; i < nb; ++i) {
     Q4_0Rows here;
-    if (!Prepared && t.packed) {
-      prefetch_stream(packed_block(t, r0, i, sizeof(BlockQ4_0)), kPackRows * sizeof(BlockQ4_0));
-      q4_0_packed_block(t, r0, i, here);
-    } else if (!Prepared) {
-      prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
-      q4_0_block(wp, i, here);
+    if (!Prepared) {
+      prefetch_next<kRowLanes>(t, r0, i, nb, sizeof(BlockQ4_0));
+      q4_0_rows(t, wp, r0, i, here);
     }
     const Q4_0Rows& w = Prepared ? prepared[i] : here;
     for (int c = 0; c < CB; ++c) {
@@ -596,12 +612,7 @@ void q4_0_serial(const DotTile& t) {
   }
   // Several columns: each row block transposed once, then reused by every column.
   for_prepared_row_blocks<kRowLanes, Q4_0Rows>(
-      t, nb, 1, [&](const char* const* wp, int64_t r0, int64_t i, Q4_0Rows* out) {
-        if (t.packed)
-          q4_0_packed_block(t, r0, i, *out);
-        else
-          q4_0_block(wp, i, *out);
-      },
+      t, nb, 1, [&](const char* const* wp, int64_t r0, int64_t i, Q4_0Rows* out) { q4_0_rows(t, wp, r0, i, *out); },
       [&](auto cols, const Q4_0Rows* rows, int64_t r0, int64_t c0) {
         q4_0_serial_block<decltype(cols)::value, true>(t, rows, acts, r0, c0);
       });
@@ -830,6 +841,14 @@ inline void q4_K_packed_super(const DotTile& t, int64_t r, int64_t i, Q4KSuper& 
     }
 }
 
+// Super-block i of the kRowLanes rows from tile row r0 (the file's rows at wp), in either layout.
+[[gnu::always_inline]] inline void q4_K_rows(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, Q4KSuper& w) {
+  if (t.packed)
+    q4_K_packed_super(t, r0, i, w);
+  else
+    q4_K_super(wp, i, w);
+}
+
 // Columns c0 .. c0 + CB - 1 against rows r0 .. r0 + kRowLanes - 1: their super-blocks prepared
 // in `prepared` (Prepared), or loaded from the packed layout or transposed here as they are used.
 template <int CB, bool Prepared>
@@ -843,12 +862,9 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, in
   for (int c = 0; c < CB; ++c) acc[c] = acc_min[c] = vr_zero();
   Q4KSuper here;
   for (int64_t i = 0; i < nb; ++i) {
-    if (!Prepared && t.packed) {
-      prefetch_stream(packed_block(t, r0, i, sizeof(engine::quant::BlockQ4_K)), kPackRows * sizeof(engine::quant::BlockQ4_K));
-      q4_K_packed_super(t, r0, i, here);
-    } else if (!Prepared) {
-      prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
-      q4_K_super(wp, i, here);
+    if (!Prepared) {
+      prefetch_next<kRowLanes>(t, r0, i, nb, sizeof(engine::quant::BlockQ4_K));
+      q4_K_rows(t, wp, r0, i, here);
     }
     const Q4KSuper& w = Prepared ? prepared[i] : here;
     const Q4KRows& h = w.h;
@@ -896,12 +912,7 @@ void q4_K_serial(bool gemm, const DotTile& t) {
   }
   // Several columns: each row block's super-blocks transposed once, then reused by every column.
   for_prepared_row_blocks<kRowLanes, Q4KSuper>(
-      t, t.n / kQK_K, 1, [&](const char* const* wp, int64_t r0, int64_t i, Q4KSuper* out) {
-        if (t.packed)
-          q4_K_packed_super(t, r0, i, *out);
-        else
-          q4_K_super(wp, i, *out);
-      },
+      t, t.n / kQK_K, 1, [&](const char* const* wp, int64_t r0, int64_t i, Q4KSuper* out) { q4_K_rows(t, wp, r0, i, *out); },
       [&](auto cols, const Q4KSuper* rows, int64_t r0, int64_t c0) {
         q4_K_serial_block<decltype(cols)::value, true>(gemm, t, rows, r0, c0);
       });
@@ -973,6 +984,20 @@ inline void load_q6_K_packed(const DotTile& t, int64_t r, int64_t i, Q6KRows& w)
   q6_K_rows(l0, l1, h, vi_widen_i8(pair + 384 + 16 * p), vr_rows_f16(reinterpret_cast<const uint16_t*>(pair + 416) + p), w);
 }
 
+// Super-block i of RG registers of rows from tile row r0 (the file's rows at wp), either layout.
+template <int RG>
+[[gnu::always_inline]] inline void q6_K_rows(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, Q6KRows* out) {
+  for (int g = 0; g < RG; ++g) {
+    if (t.packed) {
+      load_q6_K_packed(t, r0 + g * kLaneRows, i, out[g]);
+      continue;
+    }
+    const engine::quant::BlockQ6_K* b[kLaneRows];
+    for (int p = 0; p < kLaneRows; ++p) b[p] = reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[g * kLaneRows + p]) + i;
+    load_q6_K(b, out[g]);
+  }
+}
+
 // Rows r0 .. r0 + RG * kLaneRows - 1 times columns c0 .. c0 + CB - 1. prepared[i * RG + g]:
 // super-block i of register g's rows; nullptr: loaded here as used (one column).
 template <int RG, int CB>
@@ -989,16 +1014,9 @@ void q6_K_lanes_block(const DotTile& t, const Q6KRows* prepared, int64_t r0, int
     for (int c = 0; c < CB; ++c) acc[g][c] = vr_zero();
   Q6KRows here[RG];
   for (int64_t i = 0; i < nb; ++i) {
-    if (!prepared && t.packed) {
-      prefetch_stream(packed_block(t, r0, i, sizeof(BlockQ6_K)), kPackRows * sizeof(BlockQ6_K));
-      for (int g = 0; g < RG; ++g) load_q6_K_packed(t, r0 + g * kLaneRows, i, here[g]);
-    } else if (!prepared) {
-      prefetch_rows<RB>(t, r0 + RB, i, nb);
-      for (int g = 0; g < RG; ++g) {
-        const BlockQ6_K* b[kLaneRows];
-        for (int p = 0; p < kLaneRows; ++p) b[p] = reinterpret_cast<const BlockQ6_K*>(wp[g * kLaneRows + p]) + i;
-        load_q6_K(b, here[g]);
-      }
+    if (!prepared) {
+      prefetch_next<RB>(t, r0, i, nb, sizeof(BlockQ6_K));
+      q6_K_rows<RG>(t, wp, r0, i, here);
     }
     const Q6KRows* w = prepared ? prepared + i * RG : here;
     for (int c = 0; c < CB; ++c) {
@@ -1036,17 +1054,7 @@ void q6_K_lanes(const DotTile& t) {
   }
   // Several columns: each row block's super-blocks loaded once, then reused by every column.
   for_prepared_row_blocks<RG * kLaneRows, Q6KRows>(
-      t, t.n / kQK_K, RG, [&](const char* const* wp, int64_t r0, int64_t i, Q6KRows* out) {
-        for (int g = 0; g < RG; ++g) {
-          if (t.packed) {
-            load_q6_K_packed(t, r0 + g * kLaneRows, i, out[g]);
-            continue;
-          }
-          const engine::quant::BlockQ6_K* b[kLaneRows];
-          for (int p = 0; p < kLaneRows; ++p) b[p] = reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[g * kLaneRows + p]) + i;
-          load_q6_K(b, out[g]);
-        }
-      },
+      t, t.n / kQK_K, RG, [&](const char* const* wp, int64_t r0, int64_t i, Q6KRows* out) { q6_K_rows<RG>(t, wp, r0, i, out); },
       [&](auto cols, const Q6KRows* rows, int64_t r0, int64_t c0) {
         q6_K_lanes_block<RG, decltype(cols)::value>(t, rows, r0, c0);
       });
