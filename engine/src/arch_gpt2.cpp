@@ -68,12 +68,7 @@ StepGraph build_gpt2(const Model& model, KVCache& kv, const StepShape& step) {
     cur = named(g.mul_mat(b.weight(blk(il, "attn_output", "weight"), {n_embd, n_embd}), cur), "kqv_wo" + sfx);
     cur = named(g.add(cur, b.weight(blk(il, "attn_output", "bias"), {n_embd})), "kqv_out" + sfx);
     g.set_module(layer);  // residual connections
-    Tensor* residual = inp;
-    if (il == hp.n_layer - 1) {  // only the rows whose logits are wanted go on
-      cur = g.get_rows(cur, b.out().out_ids);
-      residual = g.get_rows(residual, b.out().out_ids);
-    }
-    Tensor* ffn_inp = named(g.add(cur, residual), "ffn_inp" + sfx);
+    Tensor* ffn_inp = b.attention_residual(il, cur, inp);
 
     g.set_module(layer + ".ln_2");
     cur = layer_norm(b, ffn_inp, "blk." + std::to_string(il) + ".ffn_norm", "ffn_norm", sfx);

@@ -53,12 +53,7 @@ StepGraph build_llama(const Model& model, KVCache& kv, const StepShape& step) {
     g.set_module(layer + ".self_attn.o_proj");
     cur = named(g.mul_mat(b.weight(blk(il, "attn_output"), {n_embd, n_embd}), cur), "kqv_out" + sfx);
     g.set_module(layer);  // residual connections
-    Tensor* residual = inp;
-    if (il == hp.n_layer - 1) {  // only the rows whose logits are wanted go on
-      cur = g.get_rows(cur, b.out().out_ids);
-      residual = g.get_rows(residual, b.out().out_ids);
-    }
-    Tensor* ffn_inp = named(g.add(cur, residual), "ffn_inp" + sfx);
+    Tensor* ffn_inp = b.attention_residual(il, cur, inp);
 
     g.set_module(layer + ".post_attention_layernorm");
     cur = named(g.rms_norm(ffn_inp, hp.norm_eps), "norm" + sfx);

@@ -68,6 +68,14 @@ Tensor* StepBuilder::v_cache(int64_t il) {
   return leaves_[name] = t;
 }
 
+Tensor* StepBuilder::attention_residual(int64_t il, Tensor* attn, Tensor* inp) {
+  if (il == hp().n_layer - 1) {
+    attn = g().get_rows(attn, out_.out_ids);
+    inp = g().get_rows(inp, out_.out_ids);
+  }
+  return named(g().add(attn, inp), "ffn_inp-" + std::to_string(il));
+}
+
 Tensor* StepBuilder::attention(int64_t il, Tensor* q, Tensor* k, Tensor* v, float kq_scale) {
   Graph& gr = g();
   const int64_t n_tokens = step_.n_tokens, n_kv = out_.n_kv, n_ctx = kv_.n_ctx();

@@ -21,6 +21,9 @@ class StepBuilder {
   // Stores this step's K [n_embd_kv, n_tokens] and V into layer il's cache, then returns
   // attention output [n_embd_head * n_head, n_tokens] for queries q [head, n_head, n_tokens].
   Tensor* attention(int64_t il, Tensor* q, Tensor* k, Tensor* v, float kq_scale);
+  // attn + inp, the block's residual after attention ("ffn_inp-<il>"); in the last layer only
+  // the rows whose logits are wanted go on.
+  Tensor* attention_residual(int64_t il, Tensor* attn, Tensor* inp);
 
   Graph& g() { return *out_.graph; }
   StepGraph& out() { return out_; }
