@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
-#include <limits>
 
 #include <spdlog/spdlog.h>
 
@@ -17,21 +15,6 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-void fill_inputs(const StepGraph& s, std::span<const int32_t> tokens, int64_t n_past) {
-  const int64_t n = static_cast<int64_t>(tokens.size());
-  std::memcpy(s.tokens->data, tokens.data(), tokens.size() * sizeof(int32_t));
-  auto* pos = static_cast<int32_t*>(s.pos->data);
-  for (int64_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(n_past + i);
-  auto* mask = static_cast<float*>(s.kq_mask->data);
-  const int64_t n_kv = s.kq_mask->ne[0];
-  for (int64_t i = 0; i < s.kq_mask->ne[1]; ++i)
-    for (int64_t j = 0; j < n_kv; ++j)
-      mask[i * n_kv + j] = (i < n && j <= n_past + i) ? 0.0f : -std::numeric_limits<float>::infinity();
-  auto* out = static_cast<int32_t*>(s.out_ids->data);
-  const int64_t n_out = s.out_ids->ne[0];
-  for (int64_t i = 0; i < n_out; ++i) out[i] = static_cast<int32_t>(n - n_out + i);
 }
 
 }  // namespace
@@ -72,7 +55,7 @@ void Session::run_step(std::span<const int32_t> tokens, bool prefill) {
   const StepShape shape{n, n_past_, 1};
   StepGraph g = build_step_graph(*model_, *kv_, shape);
   backend_->allocate(*g.graph, Plan::make(*g.graph));
-  fill_inputs(g, tokens, n_past_);
+  fill_step_inputs(g, tokens, n_past_);
   if (!params_.profile) {
     backend_->compute(*g.graph, nullptr);
   } else {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 
 #include "engine/error.h"
 
@@ -113,6 +115,22 @@ StepGraph StepBuilder::finish(Tensor* logits) {
   g().name_unnamed_nodes();
   return std::move(out_);
 }
+
+void fill_step_inputs(const StepGraph& s, std::span<const int32_t> tokens, int64_t n_past) {
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  std::memcpy(s.tokens->data, tokens.data(), tokens.size() * sizeof(int32_t));
+  auto* pos = static_cast<int32_t*>(s.pos->data);
+  for (int64_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(n_past + i);
+  auto* mask = static_cast<float*>(s.kq_mask->data);
+  const int64_t n_kv = s.kq_mask->ne[0];
+  for (int64_t i = 0; i < s.kq_mask->ne[1]; ++i)
+    for (int64_t j = 0; j < n_kv; ++j)
+      mask[i * n_kv + j] = (i < n && j <= n_past + i) ? 0.0f : -std::numeric_limits<float>::infinity();
+  auto* out = static_cast<int32_t*>(s.out_ids->data);
+  const int64_t n_out = s.out_ids->ne[0];
+  for (int64_t i = 0; i < n_out; ++i) out[i] = static_cast<int32_t>(n - n_out + i);
+}
+
 
 StepGraph build_step_graph(const Model& model, KVCache& kv, const StepShape& step) {
   const std::string& arch = model.hparams().arch;

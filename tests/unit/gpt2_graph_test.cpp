@@ -5,9 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <filesystem>
-#include <limits>
 
 #include "cost/cost.h"
 #include "engine/arch.h"
@@ -98,15 +96,7 @@ std::vector<float> run_step(const Model& model, KVCache& kv, Backend& backend, c
   const int64_t n = static_cast<int64_t>(tokens.size());
   StepGraph s = build_step_graph(model, kv, StepShape{n, n_past, 1});
   backend.allocate(*s.graph, Plan::make(*s.graph));
-  std::memcpy(s.tokens->data, tokens.data(), tokens.size() * sizeof(int32_t));
-  auto* pos = static_cast<int32_t*>(s.pos->data);
-  for (int64_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(n_past + i);
-  auto* mask = static_cast<float*>(s.kq_mask->data);
-  const int64_t n_kv = s.kq_mask->ne[0];
-  for (int64_t i = 0; i < s.kq_mask->ne[1]; ++i)
-    for (int64_t j = 0; j < n_kv; ++j)
-      mask[i * n_kv + j] = (i < n && j <= n_past + i) ? 0.0f : -std::numeric_limits<float>::infinity();
-  static_cast<int32_t*>(s.out_ids->data)[0] = static_cast<int32_t>(n - 1);
+  fill_step_inputs(s, tokens, n_past);
   backend.compute(*s.graph, nullptr);
   const auto* out = static_cast<const float*>(s.logits->data);
   return {out, out + model.hparams().n_vocab};

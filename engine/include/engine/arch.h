@@ -3,6 +3,7 @@
 // analyzer and every backend use the graph built here.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,9 @@ constexpr int64_t kMaskRowPad = 32;
 // Builds the step graph for the model's architecture. Weight leaves point at the file's
 // data (null in header-only mode); KV leaves at the cache's storage (null when not allocated).
 StepGraph build_step_graph(const Model& model, KVCache& kv, const StepShape& step);
+// Writes a step's inputs: the tokens, their positions n_past.., the causal mask, and the
+// positions of the last n_outputs tokens as the rows whose logits are computed.
+void fill_step_inputs(const StepGraph& s, std::span<const int32_t> tokens, int64_t n_past);
 // Throws Error when a weight the architecture needs is missing or has the wrong shape.
 void check_weights(const Model& model);
 // The name of the whole model in module trees ("LlamaForCausalLM", "GPT2LMHeadModel").
