@@ -5,7 +5,6 @@
 // take tens of seconds per iteration); compare it by its GMAC/s.
 #include <benchmark/benchmark.h>
 
-#include <random>
 #include <string>
 #include <vector>
 
@@ -13,6 +12,7 @@
 #include "cpu/vec_dot.h"
 #include "cpu/vec_math.h"
 #include "engine/quants.h"
+#include "random_floats.h"
 
 namespace {
 
@@ -21,14 +21,6 @@ using engine::cpu::DotOrder;
 using engine::cpu::SimdLevel;
 
 constexpr int64_t kK = 2048, kRows = 8192;
-
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
 
 struct Matrix {
   std::vector<uint8_t> w, a;

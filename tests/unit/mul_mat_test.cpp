@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "cpu/kernels.h"
@@ -10,6 +9,7 @@
 #include "engine/error.h"
 #include "engine/graph.h"
 #include "engine/quants.h"
+#include "random_floats.h"
 
 using namespace engine;
 
@@ -27,14 +27,6 @@ struct Storage {
 
 // Points a view (or CPY result) at its source's storage.
 void bind_view(Tensor* t) { t->data = static_cast<char*>(t->view_src->data) + t->view_offs; }
-
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
 
 // Fills every row of a dense tensor with quantized random values.
 void fill_random(Tensor* t, uint32_t seed) {

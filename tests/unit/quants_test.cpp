@@ -5,11 +5,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <vector>
 
 #include "cpu/vec_dot.h"
 #include "engine/error.h"
+#include "random_floats.h"
 
 using namespace engine;
 
@@ -25,14 +25,6 @@ float from_bits(uint32_t u) {
   float f;
   std::memcpy(&f, &u, 4);
   return f;
-}
-
-std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
 }
 
 std::vector<uint8_t> quantized(DType t, const std::vector<float>& x) {

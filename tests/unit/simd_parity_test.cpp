@@ -16,6 +16,7 @@
 #include "cpu/vec_dot.h"
 #include "cpu/vec_math.h"
 #include "engine/quants.h"
+#include "random_floats.h"
 
 namespace engine::cpu {
 namespace {
@@ -36,14 +37,6 @@ const char* level_name(SimdLevel l) {
 struct LevelGuard {
   ~LevelGuard() { set_cpu_features_override(false); }
 };
-
-std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
 
 uint32_t bits(float f) {
   uint32_t u;
