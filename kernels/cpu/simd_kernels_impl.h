@@ -134,6 +134,17 @@ void for_prepared_row_blocks(const DotTile& t, int64_t nb, int64_t per_block, Pr
 inline VF vf_load(const float* p) { return vf_load_f32(p); }
 inline VF vf_load(const uint16_t* p) { return vf_load_f16(p); }
 
+// The tiled orders' end: output (r0 + r, c0 + c) is acc[r][c]'s lanes summed by the lane tree.
+template <int RB, int CB>
+void store_lane_sums(const DotTile& t, const VF (&acc)[RB][CB], int64_t r0, int64_t c0) {
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) {
+      float lanes[kVecLanes];
+      vf_store(lanes, acc[r][c]);
+      store_out(t, r0 + r, c0 + c, reduce_lanes(lanes));
+    }
+}
+
 // Tiled GEMM order: one 16-lane FMA accumulator per output, then the lane tree. Weights in f32,
 // activations of type A (float or half).
 template <typename A, int RB, int CB>
@@ -153,12 +164,7 @@ void float_tiled_block(const DotTile& t, int64_t r0, int64_t c0) {
       for (int c = 0; c < CB; ++c) acc[r][c] = vf_fma(wv, av[c], acc[r][c]);
     }
   }
-  for (int r = 0; r < RB; ++r)
-    for (int c = 0; c < CB; ++c) {
-      float lanes[kVecLanes];
-      vf_store(lanes, acc[r][c]);
-      store_out(t, r0 + r, c0 + c, reduce_lanes(lanes));
-    }
+  store_lane_sums(t, acc, r0, c0);
 }
 
 template <typename A>
@@ -198,12 +204,7 @@ void bf16_tiled_block(const DotTile& t, int64_t r0, int64_t c0) {
       for (int c = 0; c < CB; ++c)
         acc[r][c] = dpbf16<Native>(acc[r][c], reinterpret_cast<const uint16_t*>(wp[r]) + k,
                                    reinterpret_cast<const uint16_t*>(ap[c]) + k);
-  for (int r = 0; r < RB; ++r)
-    for (int c = 0; c < CB; ++c) {
-      float lanes[kVecLanes];
-      vf_store(lanes, acc[r][c]);
-      store_out(t, r0 + r, c0 + c, reduce_lanes(lanes));
-    }
+  store_lane_sums(t, acc, r0, c0);
 }
 
 template <bool Native>
