@@ -253,7 +253,9 @@ std::string sweep_throughput_chart(const std::string& id, const std::string& kin
     for (const json* p : series[s].points) {
       const double x = plot.x()(num(*p, xk)), ts = num(*p, "t_s"), sd = std::isfinite(num(*p, "sd")) ? num(*p, "sd") : 0;
       line.emplace_back(x, plot.y()(ts));
-      if (sd > 0) plot.mark(svg::polyline({{x, plot.y()(ts - sd)}, {x, plot.y()(ts + sd)}}, color, 1.5));
+      // An error bar shorter than a pixel would be an invisible, sizeless mark: drawn only when seen.
+      const double lo = plot.y()(ts - sd), hi = plot.y()(ts + sd);
+      if (std::abs(lo - hi) >= 1) plot.mark(svg::polyline({{x, lo}, {x, hi}}, color, 1.5));
     }
     plot.mark(svg::polyline(line, color, 2));
     for (const json* p : series[s].points)
