@@ -1000,7 +1000,8 @@ template <int RG>
 }
 
 // Rows r0 .. r0 + RG * kLaneRows - 1 times columns c0 .. c0 + CB - 1. prepared[i * RG + g]:
-// super-block i of register g's rows; nullptr: loaded here as used (one column).
+// super-block i of register g's rows; nullptr: each register's rows loaded right before they
+// are used (one column: all RG at once would spill most of them).
 template <int RG, int CB>
 void q6_K_lanes_block(const DotTile& t, const Q6KRows* prepared, int64_t r0, int64_t c0) {
   using engine::quant::BlockQ6_K;
@@ -1013,13 +1014,8 @@ void q6_K_lanes_block(const DotTile& t, const Q6KRows* prepared, int64_t r0, int
   VR acc[RG][CB];
   for (int g = 0; g < RG; ++g)
     for (int c = 0; c < CB; ++c) acc[g][c] = vr_zero();
-  Q6KRows here[RG];
   for (int64_t i = 0; i < nb; ++i) {
-    if (!prepared) {
-      prefetch_next<RB>(t, r0, i, nb, sizeof(BlockQ6_K));
-      q6_K_rows<RG>(t, wp, r0, i, here);
-    }
-    const Q6KRows* w = prepared ? prepared + i * RG : here;
+    if (!prepared && !t.packed) prefetch_rows<RB>(t, r0 + RB, i, nb);
     for (int c = 0; c < CB; ++c) {
       const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(ap[c])[i];
       const VI bsums = vi_repeat(load256(a.bsums));
@@ -1027,7 +1023,11 @@ void q6_K_lanes_block(const DotTile& t, const Q6KRows* prepared, int64_t r0, int
       for (int k = 0; k < 8; ++k) aq[k] = vi_repeat(load256(a.qs + 32 * k));
       const VR da = vr_set1(a.d);
       for (int g = 0; g < RG; ++g) {
-        const Q6KRows& rows = w[g];
+        Q6KRows here;
+        if (!prepared && t.packed)  // a register's share at a time: a burst of prefetches stalls the loads
+          prefetch_stream(packed_block(t, r0, i, sizeof(BlockQ6_K)) + g * kLaneRows * sizeof(BlockQ6_K), kLaneRows * sizeof(BlockQ6_K));
+        if (!prepared) q6_K_rows<1>(t, wp + g * kLaneRows, r0 + g * kLaneRows, i, &here);
+        const Q6KRows& rows = prepared ? prepared[i * RG + g] : here;
         VI lanes = vi_sub(vi_set1(0), vi_mul(vi_madd16(rows.offset, bsums), vi_set1(32)));
         for (int k = 0; k < 8; ++k) lanes = vi_add(lanes, vi_madd16(vi_maddubs(rows.q[k], aq[k]), rows.scale[k]));
         acc[g][c] = vr_fma(vr_mul(da, rows.d), vr_from_i32(lanes), acc[g][c]);
