@@ -37,11 +37,27 @@ void store_float(DType t, char* p, float v) {
   }
 }
 
-// Byte offset of row r (rows counted over dims 1..3) of t.
-size_t row_offset(const Tensor* t, int64_t r) {
-  const int64_t i1 = r % t->ne[1], i2 = (r / t->ne[1]) % t->ne[2], i3 = r / (t->ne[1] * t->ne[2]);
-  return static_cast<size_t>(i1) * t->nb[1] + static_cast<size_t>(i2) * t->nb[2] + static_cast<size_t>(i3) * t->nb[3];
-}
+// Byte offsets of t's rows (counted over dims 1..3) from row r on, one step at a time: a
+// transposed V store copies hundreds of one-element rows, where dividing per row would dominate.
+class RowCursor {
+ public:
+  RowCursor(const Tensor* t, int64_t r)
+      : t_(t), i1_(r % t->ne[1]), i2_((r / t->ne[1]) % t->ne[2]), i3_(r / (t->ne[1] * t->ne[2])) {}
+  size_t offset() const {
+    return static_cast<size_t>(i1_) * t_->nb[1] + static_cast<size_t>(i2_) * t_->nb[2] + static_cast<size_t>(i3_) * t_->nb[3];
+  }
+  void next() {
+    if (++i1_ < t_->ne[1]) return;
+    i1_ = 0;
+    if (++i2_ < t_->ne[2]) return;
+    i2_ = 0;
+    ++i3_;
+  }
+
+ private:
+  const Tensor* t_;
+  int64_t i1_, i2_, i3_;
+};
 
 bool same_shape(const Tensor* a, const Tensor* b) {
   for (int i = 0; i < kMaxDims; ++i)
@@ -66,9 +82,10 @@ void copy_elements(const ComputeParams& p, const Tensor* src, Tensor* dst) {
 
   if (same_shape(src, dst)) {
     const bool dense = st == dt && src->nb[0] == es && dst->nb[0] == es;
-    for (int64_t r = rows.begin; r < rows.end; ++r) {
-      const char* s = src_data + row_offset(src, r);
-      char* d = dst_data + row_offset(dst, r);
+    RowCursor sr(src, rows.begin), dr(dst, rows.begin);
+    for (int64_t r = rows.begin; r < rows.end; ++r, sr.next(), dr.next()) {
+      const char* s = src_data + sr.offset();
+      char* d = dst_data + dr.offset();
       if (dense) {
         std::memcpy(d, s, static_cast<size_t>(ne00) * es);
         continue;
@@ -81,8 +98,9 @@ void copy_elements(const ComputeParams& p, const Tensor* src, Tensor* dst) {
   // r * ne00 .. r * ne00 + ne00 - 1 in order.
   if (dst->is_contiguous()) {
     const size_t ed = dtype_info(dt).block_bytes;
-    for (int64_t r = rows.begin; r < rows.end; ++r) {
-      const char* s = src_data + row_offset(src, r);
+    RowCursor sr(src, rows.begin);
+    for (int64_t r = rows.begin; r < rows.end; ++r, sr.next()) {
+      const char* s = src_data + sr.offset();
       char* d = dst_data + static_cast<size_t>(r * ne00) * ed;
       if (st == dt && src->nb[0] == es) {
         std::memcpy(d, s, static_cast<size_t>(ne00) * es);
@@ -99,8 +117,9 @@ void copy_elements(const ComputeParams& p, const Tensor* src, Tensor* dst) {
     c[i] = flat % dst->ne[i];
     flat /= dst->ne[i];
   }
-  for (int64_t r = rows.begin; r < rows.end; ++r) {
-    const char* s = src_data + row_offset(src, r);
+  RowCursor sr(src, rows.begin);
+  for (int64_t r = rows.begin; r < rows.end; ++r, sr.next()) {
+    const char* s = src_data + sr.offset();
     for (int64_t i = 0; i < ne00; ++i) {
       char* d = dst_data + c[0] * dst->nb[0] + c[1] * dst->nb[1] + c[2] * dst->nb[2] + c[3] * dst->nb[3];
       copy_one(s + i * src->nb[0], d);
@@ -119,9 +138,10 @@ void copy_rows(const ComputeParams& p, const Tensor* src, Tensor* dst) {
     throw Error("cpy '" + dst->name + "': block dtype copies need dense rows");
   const int64_t n = src->ne[0];
   const WorkRange rows = split_work(src->nrows(), p.ith, p.nth);
-  for (int64_t r = rows.begin; r < rows.end; ++r) {
-    const char* s = static_cast<const char*>(src->data) + row_offset(src, r);
-    char* d = static_cast<char*>(dst->data) + row_offset(dst, r);
+  RowCursor sr(src, rows.begin), dr(dst, rows.begin);
+  for (int64_t r = rows.begin; r < rows.end; ++r, sr.next(), dr.next()) {
+    const char* s = static_cast<const char*>(src->data) + sr.offset();
+    char* d = static_cast<char*>(dst->data) + dr.offset();
     if (src->type == dst->type)
       std::memcpy(d, s, row_bytes(src->type, n));
     else if (src->type == DType::F32)
