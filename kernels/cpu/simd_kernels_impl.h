@@ -97,13 +97,18 @@ template <int RB>
     prefetch_rows<RB>(t, r0 + RB, i, n);
 }
 
-// Calls block(r0, c0) over the tile: rows in groups of RB, columns in groups of CB where at
-// least CB remain (blockN), else one at a time (block1).
+// Calls block(r0, c0) over the tile: rows in groups of RB, columns in groups of CB (blockN; a
+// last group of at least CB / 2 columns too, its missing columns recomputed and not stored),
+// any fewer one at a time (block1).
 template <int RB, int CB = 4, typename BlockN, typename Block1>
 void for_blocks(const DotTile& t, BlockN blockN, Block1 block1) {
   for (int64_t r0 = 0; r0 < t.rows; r0 += RB) {
     int64_t c0 = 0;
     for (; c0 + CB <= t.cols; c0 += CB) blockN(r0, c0);
+    if (c0 < t.cols && 2 * (t.cols - c0) >= CB) {
+      blockN(r0, c0);
+      continue;
+    }
     for (; c0 < t.cols; ++c0) block1(r0, c0);
   }
 }
