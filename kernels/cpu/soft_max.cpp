@@ -2,6 +2,7 @@
 // x * scale, then + mask, max subtraction, the vector exp on whole 16-lane groups (each group
 // summed by lanes, then into a double) and expf on the tail, as llama.cpp evaluates it; a row
 // that is all -inf becomes zeros.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -11,6 +12,22 @@
 #include "cpu/vec_math.h"
 
 namespace engine::cpu {
+namespace {
+
+// max(v[0..n)) as kLanes running maxima, so the compiler can keep them in one vector.
+float lanes_max(const float* v, int64_t n) {
+  float lane[kLanes];
+  for (float& l : lane) l = -std::numeric_limits<float>::infinity();
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane[l] = std::max(lane[l], v[k + l]);
+  float max = -std::numeric_limits<float>::infinity();
+  for (; k < n; ++k) max = std::max(max, v[k]);
+  for (float l : lane) max = std::max(max, l);
+  return max;
+}
+
+}  // namespace
 
 void soft_max(const ComputeParams& p, Tensor* dst) {
   const Tensor* a = dst->src[0];
@@ -25,13 +42,10 @@ void soft_max(const ComputeParams& p, Tensor* dst) {
     char* d = row_ptr(dst, i);
     char* x = row_ptr(a, i);
     char* m = mask ? row_ptr(mask, i.i1, 0, 0) : nullptr;
-    float max = -std::numeric_limits<float>::infinity();
-    for (int64_t k = 0; k < n; ++k) {
-      float v = f32_at(x, k, a->nb[0]) * scale;
-      if (m) v += f32_at(m, k, mask->nb[0]);
-      w[k] = v;
-      if (v > max) max = v;
-    }
+    for (int64_t k = 0; k < n; ++k) w[k] = f32_at(x, k, a->nb[0]) * scale;
+    if (m)
+      for (int64_t k = 0; k < n; ++k) w[k] += f32_at(m, k, mask->nb[0]);
+    const float max = lanes_max(w.data(), n);
     if (max == -std::numeric_limits<float>::infinity()) {
       for (int64_t k = 0; k < n; ++k) f32_at(d, k, dst->nb[0]) = 0.0f;
       continue;
