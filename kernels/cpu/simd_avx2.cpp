@@ -42,6 +42,7 @@ inline void vf_store(float* p, VF v) {
   _mm256_storeu_ps(p, v.lo);
   _mm256_storeu_ps(p + 8, v.hi);
 }
+inline __m256 vf_fold8(VF v) { return _mm256_add_ps(v.hi, v.lo); }  // lanes i + (i + 8)
 // To half precision, rounding to nearest even (as fp32_to_fp16).
 inline void vf_store_f16(uint16_t* p, VF v) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v.lo, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));

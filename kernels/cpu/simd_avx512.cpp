@@ -42,6 +42,7 @@ inline VF vf_mul(VF a, VF b) { return _mm512_mul_ps(a, b); }
 inline VF vf_div(VF a, VF b) { return _mm512_div_ps(a, b); }
 inline VF vf_fma(VF a, VF b, VF c) { return _mm512_fmadd_ps(a, b, c); }
 inline void vf_store(float* p, VF v) { _mm512_storeu_ps(p, v); }
+inline __m256 vf_fold8(VF v) { return _mm256_add_ps(_mm512_extractf32x8_ps(v, 1), _mm512_castps512_ps256(v)); }  // lanes i + (i + 8)
 // To half precision, rounding to nearest even (as fp32_to_fp16).
 inline void vf_store_f16(uint16_t* p, VF v) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));

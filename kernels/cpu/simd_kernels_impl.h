@@ -10,7 +10,7 @@
 // instruction set: simd_avx2.cpp and simd_avx512.cpp each include this file inside an
 // anonymous namespace of their own, after defining
 //   VF (16 float lanes) with vf_zero, vf_set1, vf_load_f32, vf_load_f16, vf_add, vf_sub,
-//   vf_mul, vf_div, vf_fma (a*b+c), vf_store, vf_store_f16, vf_flush_denormal, vf_bf16_even, vf_bf16_odd,
+//   vf_mul, vf_div, vf_fma (a*b+c), vf_fold8 (lanes i + (i + 8)), vf_store, vf_store_f16, vf_flush_denormal, vf_bf16_even, vf_bf16_odd,
 //   vf_exp_scale (j * 2^n, 0 / inf where |n| > 192);
 //   dpbf16(acc, w, a) with the AVX512_BF16 semantics (see dot_float.cpp);
 //   ENGINE_SIMD_VNNI (1: the 256-bit integer dot-product instruction exists), ENGINE_TILE_ROWS and
@@ -139,15 +139,21 @@ void for_prepared_row_blocks(const DotTile& t, int64_t nb, int64_t per_block, Pr
 inline VF vf_load(const float* p) { return vf_load_f32(p); }
 inline VF vf_load(const uint16_t* p) { return vf_load_f16(p); }
 
+// FloatLanes8::hsum in registers: high half plus low half, lanes 0+2 and 1+3, then those two.
+inline float hsum_lanes8(__m256 v) {
+  const __m128 h = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
+  const __m128 pairs = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));
+}
+
+// reduce_lanes in registers: lanes i + (i + 8), then the eight-lane tree.
+inline float vf_reduce(VF v) { return hsum_lanes8(vf_fold8(v)); }
+
 // The tiled orders' end: output (r0 + r, c0 + c) is acc[r][c]'s lanes summed by the lane tree.
 template <int RB, int CB>
 void store_lane_sums(const DotTile& t, const VF (&acc)[RB][CB], int64_t r0, int64_t c0) {
   for (int r = 0; r < RB; ++r)
-    for (int c = 0; c < CB; ++c) {
-      float lanes[kVecLanes];
-      vf_store(lanes, acc[r][c]);
-      store_out(t, r0 + r, c0 + c, reduce_lanes(lanes));
-    }
+    for (int c = 0; c < CB; ++c) store_out(t, r0 + r, c0 + c, vf_reduce(acc[r][c]));
 }
 
 // Tiled GEMM order: one 16-lane FMA accumulator per output, then the lane tree. Weights in f32,
@@ -241,9 +247,7 @@ int64_t float_row_vector_part(int64_t n, const TW* w, const TA* a, bool padded, 
     i = n;
   }
   const VF folded = vf_add(vf_add(acc[0], acc[2]), vf_add(acc[1], acc[3]));
-  float lanes[kVecLanes];
-  vf_store(lanes, folded);
-  sum = reduce_lanes(lanes);
+  sum = vf_reduce(folded);
   return i;
 }
 
@@ -279,11 +283,8 @@ float bf16_row(int64_t n, const uint16_t* w, const uint16_t* a, bool padded) {
     acc1 = dpbf16<Native>(acc1, wt + 2 * kVecLanes, at + 2 * kVecLanes);
     i = n;
   }
-  float l0[kVecLanes], l1[kVecLanes];
-  vf_store(l0, acc0);
-  vf_store(l1, acc1);
-  double sum = reduce_lanes(l0);
-  sum += reduce_lanes(l1);
+  double sum = vf_reduce(acc0);
+  sum += vf_reduce(acc1);
   for (; i < n; ++i) sum += static_cast<double>(bf16_to_fp32(w[i]) * bf16_to_fp32(a[i]));
   return static_cast<float>(sum);
 }
@@ -366,14 +367,6 @@ inline int32_t hsum_i32(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
-// FloatLanes8::hsum: high half plus low half, lanes 0+2 and 1+3, then those two.
-inline float hsum_lanes8(__m256 v) {
-  float x[8];
-  _mm256_storeu_ps(x, v);
-  float h[4];
-  for (int i = 0; i < 4; ++i) h[i] = x[i + 4] + x[i];
-  return (h[0] + h[2]) + (h[1] + h[3]);
-}
 
 // The 32 unsigned nibbles of 16 bytes in element order: low nibbles, then high nibbles.
 inline __m256i nibbles32(const uint8_t* qs) {
