@@ -178,7 +178,7 @@ bool dot_tile(DType weight, DotOrder order, const DotTile& t, bool native_bf16) 
 
 bool quantize_activation(DType act, const float* x, void* dst, int64_t n) { return quantize_activation_impl(act, x, dst, n); }
 
-void exp_shifted(const float* x, float shift, float* y, int64_t n) { exp_shifted_impl(x, shift, y, n); }
+double exp_shifted(const float* x, float shift, float* y, int64_t n) { return exp_shifted_impl(x, shift, y, n); }
 
 void silu(const float* x, float* y, int64_t n) { silu_impl(x, y, n); }
 

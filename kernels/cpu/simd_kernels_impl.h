@@ -1232,9 +1232,15 @@ inline VF vf_expf(VF x) {
   return vf_exp_scale(j, n);
 }
 
-void exp_shifted_impl(const float* x, float shift, float* y, int64_t n) {
+double exp_shifted_impl(const float* x, float shift, float* y, int64_t n) {
   const VF s = vf_set1(shift);
-  for (int64_t i = 0; i < n; i += kVecLanes) vf_store(y + i, vf_expf(vf_sub(vf_load_f32(x + i), s)));
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; i += kVecLanes) {
+    const VF e = vf_expf(vf_sub(vf_load_f32(x + i), s));
+    vf_store(y + i, e);
+    sum += static_cast<double>(vf_reduce(e));
+  }
+  return sum;
 }
 
 void silu_impl(const float* x, float* y, int64_t n) {

@@ -10,6 +10,7 @@
 #include "cpu/kernels.h"
 #include "cpu/rows.h"
 #include "cpu/vec_math.h"
+#include "engine/error.h"
 
 namespace engine::cpu {
 namespace {
@@ -32,6 +33,8 @@ float lanes_max(const float* v, int64_t n) {
 void soft_max(const ComputeParams& p, Tensor* dst) {
   const Tensor* a = dst->src[0];
   const Tensor* mask = dst->src[1];
+  if (a->nb[0] != sizeof(float) || dst->nb[0] != sizeof(float) || (mask && mask->nb[0] != sizeof(float)))
+    throw Error("soft_max '" + dst->name + "': rows must be dense");
   const float scale = dst->param_f32(0);
   const int64_t n = dst->ne[0];
   thread_local std::vector<float> w;  // reused across calls: no allocation per node
@@ -39,28 +42,25 @@ void soft_max(const ComputeParams& p, Tensor* dst) {
   const RowRange rows = split_rows(dst->nrows(), p);
   for (int64_t r = rows.begin; r < rows.end; ++r) {
     const RowIndex i = row_index(dst, r);
-    char* d = row_ptr(dst, i);
-    char* x = row_ptr(a, i);
-    char* m = mask ? row_ptr(mask, i.i1, 0, 0) : nullptr;
-    for (int64_t k = 0; k < n; ++k) w[k] = f32_at(x, k, a->nb[0]) * scale;
+    auto* d = reinterpret_cast<float*>(row_ptr(dst, i));
+    const auto* x = reinterpret_cast<const float*>(row_ptr(a, i));
+    const auto* m = mask ? reinterpret_cast<const float*>(row_ptr(mask, i.i1, 0, 0)) : nullptr;
+    for (int64_t k = 0; k < n; ++k) w[k] = x[k] * scale;
     if (m)
-      for (int64_t k = 0; k < n; ++k) w[k] += f32_at(m, k, mask->nb[0]);
+      for (int64_t k = 0; k < n; ++k) w[k] += m[k];
     const float max = lanes_max(w.data(), n);
     if (max == -std::numeric_limits<float>::infinity()) {
-      for (int64_t k = 0; k < n; ++k) f32_at(d, k, dst->nb[0]) = 0.0f;
+      std::fill(d, d + n, 0.0f);
       continue;
     }
-    double sum = 0.0;
     const int64_t vector_end = n / kLanes * kLanes;
-    exp_shifted_lanes(w.data(), max, w.data(), vector_end);
-    int64_t k = 0;
-    for (; k < vector_end; k += kLanes) sum += static_cast<double>(reduce_lanes(&w[k]));
-    for (; k < n; ++k) {
+    double sum = exp_shifted_lanes(w.data(), max, w.data(), vector_end);
+    for (int64_t k = vector_end; k < n; ++k) {
       w[k] = std::exp(w[k] - max);
       sum += static_cast<double>(w[k]);
     }
     const float inv = static_cast<float>(1.0 / sum);
-    for (int64_t k = 0; k < n; ++k) f32_at(d, k, dst->nb[0]) = w[k] * inv;
+    for (int64_t k = 0; k < n; ++k) d[k] = w[k] * inv;
   }
 }
 

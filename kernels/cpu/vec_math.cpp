@@ -6,14 +6,19 @@
 
 namespace engine::cpu {
 
-void exp_shifted_lanes(const float* x, float shift, float* y, int64_t n) {
+double exp_shifted_lanes(const float* x, float shift, float* y, int64_t n) {
   switch (simd_level()) {
     case SimdLevel::kAvx512Bf16:
     case SimdLevel::kAvx512: return avx512::exp_shifted(x, shift, y, n);
     case SimdLevel::kAvx2: return avx2::exp_shifted(x, shift, y, n);
     case SimdLevel::kScalar: break;
   }
-  for (int64_t i = 0; i < n; ++i) y[i] = vec_expf(x[i] - shift);
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; i += kLanes) {
+    for (int64_t l = i; l < i + kLanes; ++l) y[l] = vec_expf(x[l] - shift);
+    sum += static_cast<double>(reduce_lanes(y + i));
+  }
+  return sum;
 }
 
 void silu_lanes(const float* x, float* y, int64_t n) {

@@ -24,8 +24,9 @@ inline float vec_expf(float x) {
 }
 
 // y[i] = vec_expf(x[i] - shift) and y[i] = silu(x[i]) = x[i] / (1 + vec_expf(-x[i])) for
-// n a multiple of kLanes, on the fastest instruction set in use (vec_math.cpp).
-void exp_shifted_lanes(const float* x, float shift, float* y, int64_t n);
+// n a multiple of kLanes, on the fastest instruction set in use (vec_math.cpp). exp_shifted_lanes
+// returns the y's summed as softmax does: each vector by reduce_lanes, then into a double.
+double exp_shifted_lanes(const float* x, float shift, float* y, int64_t n);
 void silu_lanes(const float* x, float* y, int64_t n);
 
 // Sum of one vector's lanes by halving: lanes i and i+8, then i and i+4, i+2, i+1.
