@@ -6,6 +6,7 @@
 
 #include "cpu/kernels.h"
 #include "cpu/row_split.h"
+#include "cpu/vec_dot.h"
 #include "engine/error.h"
 #include "engine/quants.h"
 
@@ -81,13 +82,19 @@ void copy_elements(const ComputeParams& p, const Tensor* src, Tensor* dst) {
   const WorkRange rows = split_work(src->nrows(), p.ith, p.nth);
 
   if (same_shape(src, dst)) {
-    const bool dense = st == dt && src->nb[0] == es && dst->nb[0] == es;
+    const bool dense_rows = src->nb[0] == es && dst->nb[0] == dtype_info(dt).block_bytes;
+    // F32 -> F16 rows (a KV store) take the SIMD conversion, which rounds as fp32_to_fp16.
+    const bool to_f16 = dense_rows && st == DType::F32 && dt == DType::F16;
     RowCursor sr(src, rows.begin), dr(dst, rows.begin);
     for (int64_t r = rows.begin; r < rows.end; ++r, sr.next(), dr.next()) {
       const char* s = src_data + sr.offset();
       char* d = dst_data + dr.offset();
-      if (dense) {
+      if (dense_rows && st == dt) {
         std::memcpy(d, s, static_cast<size_t>(ne00) * es);
+        continue;
+      }
+      if (to_f16) {
+        quantize_activation(DType::F16, reinterpret_cast<const float*>(s), d, ne00);
         continue;
       }
       for (int64_t i = 0; i < ne00; ++i) copy_one(s + i * src->nb[0], d + i * dst->nb[0]);
@@ -104,6 +111,10 @@ void copy_elements(const ComputeParams& p, const Tensor* src, Tensor* dst) {
       char* d = dst_data + static_cast<size_t>(r * ne00) * ed;
       if (st == dt && src->nb[0] == es) {
         std::memcpy(d, s, static_cast<size_t>(ne00) * es);
+        continue;
+      }
+      if (st == DType::F32 && dt == DType::F16 && src->nb[0] == es) {
+        quantize_activation(DType::F16, reinterpret_cast<const float*>(s), d, ne00);
         continue;
       }
       for (int64_t i = 0; i < ne00; ++i) copy_one(s + i * src->nb[0], d + i * ed);
