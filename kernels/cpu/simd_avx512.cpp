@@ -43,6 +43,19 @@ inline VF vf_div(VF a, VF b) { return _mm512_div_ps(a, b); }
 inline VF vf_fma(VF a, VF b, VF c) { return _mm512_fmadd_ps(a, b, c); }
 inline void vf_store(float* p, VF v) { _mm512_storeu_ps(p, v); }
 inline __m256 vf_fold8(VF v) { return _mm256_add_ps(_mm512_extractf32x8_ps(v, 1), _mm512_castps512_ps256(v)); }  // lanes i + (i + 8)
+// reduce_lanes of v[0..3] at once, the four sums in order: each step of the lane tree runs on
+// all four vectors' partial sums side by side.
+inline VF vf_fold8_pair(VF a, VF b) {  // [a[i] + a[i + 8] | b[i] + b[i + 8]], i < 8
+  return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xEE));
+}
+inline __m128 vf_reduce4(const VF (&v)[4]) {
+  const VF h01 = vf_fold8_pair(v[0], v[1]), h23 = vf_fold8_pair(v[2], v[3]);
+  // 128-bit lane j: h_j[i] + h_j[i + 4], i < 4
+  const VF q = _mm512_add_ps(_mm512_shuffle_f32x4(h01, h23, 0x88), _mm512_shuffle_f32x4(h01, h23, 0xDD));
+  const VF p = _mm512_add_ps(q, _mm512_permute_ps(q, 0x4E));  // q0 + q2, q1 + q3
+  const VF r = _mm512_add_ps(p, _mm512_permute_ps(p, 0xB1));  // (q0 + q2) + (q1 + q3) in lane 0 of each
+  return _mm512_castps512_ps128(_mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), r));
+}
 // To half precision, rounding to nearest even (as fp32_to_fp16).
 inline void vf_store_f16(uint16_t* p, VF v) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
@@ -165,10 +178,12 @@ inline void vr_store(float* p, VR v) { _mm512_storeu_ps(p, v); }
 #define ENGINE_SIMD_VNNI 1
 #define ENGINE_TILE_ROWS 4
 #define ENGINE_TILE_COLS 6
+#define ENGINE_VF_REDUCE4 1
 #include "cpu/simd_kernels_impl.h"
 #undef ENGINE_SIMD_VNNI
 #undef ENGINE_TILE_ROWS
 #undef ENGINE_TILE_COLS
+#undef ENGINE_VF_REDUCE4
 
 }  // namespace
 

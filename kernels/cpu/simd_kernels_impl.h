@@ -14,7 +14,8 @@
 //   vf_exp_scale (j * 2^n, 0 / inf where |n| > 192);
 //   dpbf16(acc, w, a) with the AVX512_BF16 semantics (see dot_float.cpp);
 //   ENGINE_SIMD_VNNI (1: the 256-bit integer dot-product instruction exists), ENGINE_TILE_ROWS and
-//   ENGINE_TILE_COLS (the float GEMM's register block of outputs);
+//   ENGINE_TILE_COLS (the float GEMM's register block of outputs), ENGINE_VF_REDUCE4 where
+//   vf_reduce4 (four vf_reduce at once, as an __m128) exists;
 //   VI / VR (kRowLanes 32-bit integer / float lanes: 16 on AVX-512, 8 on AVX2) with
 //   load_row_quads, vi_load, vi_widen_i8, vr_rows_f16, vi_* and vr_* (see simd_avx512.cpp), for kernels that give each weight row a
 //   lane (Q4_0, Q4_K) or each row its eight lanes (legacy blocks: kRowLanes / 8 rows a register).
@@ -150,8 +151,26 @@ inline float hsum_lanes8(__m256 v) {
 inline float vf_reduce(VF v) { return hsum_lanes8(vf_fold8(v)); }
 
 // The tiled orders' end: output (r0 + r, c0 + c) is acc[r][c]'s lanes summed by the lane tree.
+// Four rows of a column (AVX-512's block height) are reduced together and stored as one run
+// where the output rows are adjacent floats.
 template <int RB, int CB>
 void store_lane_sums(const DotTile& t, const VF (&acc)[RB][CB], int64_t r0, int64_t c0) {
+#ifdef ENGINE_VF_REDUCE4
+  if constexpr (RB == 4) {
+    for (int c = 0; c < CB; ++c) {
+      const VF column[4] = {acc[0][c], acc[1][c], acc[2][c], acc[3][c]};
+      const __m128 sums = vf_reduce4(column);
+      if (t.out_row == sizeof(float) && r0 + 4 <= t.rows && c0 + c < t.cols) {
+        _mm_storeu_ps(reinterpret_cast<float*>(t.out + r0 * t.out_row + (c0 + c) * t.out_col), sums);
+        continue;
+      }
+      alignas(16) float s[4];
+      _mm_store_ps(s, sums);
+      for (int r = 0; r < 4; ++r) store_out(t, r0 + r, c0 + c, s[r]);
+    }
+    return;
+  }
+#endif
   for (int r = 0; r < RB; ++r)
     for (int c = 0; c < CB; ++c) store_out(t, r0 + r, c0 + c, vf_reduce(acc[r][c]));
 }
