@@ -85,6 +85,7 @@ inline void prefetch_rows(const DotTile& t, int64_t r0, int64_t i, int64_t n) {
 constexpr int64_t kStreamAhead = 16384;
 inline void prefetch_stream(const char* p, size_t bytes) {
   for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + kStreamAhead + o, 0, 2);
+  for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + 1024 + o, 0, 3);
 }
 
 // Before block step i of n over rows r0..: packed, this thread's stream ahead; in the file
@@ -803,6 +804,8 @@ void k_serial(DType type, int groups, const DotTile& t) {
 struct Q4KRows {
   VR d, dmin;
   VI scale[8], min[8];  // per 32-element sub-block, 6-bit
+  VR scale_f[8];        // the scales as floats (GEMM)
+  VI min_pair[4];       // per 64-element chunk m: min[2m] | min[2m + 1] << 16 (GEMM)
 };
 
 // h: per row (lane) d | dmin, scales[0..3], scales[4..7], scales[8..11].
@@ -816,6 +819,8 @@ inline Q4KRows q4_K_header(const VI (&h)[4]) {
     w.scale[j + 4] = vi_or_shifted(vi_bits(h[3], 8 * j, 0x0F), vi_bits(h[1], 8 * j + 6, 3), 4);
     w.min[j + 4] = vi_or_shifted(vi_bits(h[3], 8 * j + 4, 0x0F), vi_bits(h[2], 8 * j + 6, 3), 4);
   }
+  for (int k = 0; k < 8; ++k) w.scale_f[k] = vr_from_i32(w.scale[k]);
+  for (int m = 0; m < 4; ++m) w.min_pair[m] = vi_or_shifted(w.min[2 * m], w.min[2 * m + 1], 16);
   return w;
 }
 
@@ -887,11 +892,13 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, in
     const Q4KSuper& w = Prepared ? prepared[i] : here;
     const Q4KRows& h = w.h;
     const BlockQ8_K* a[CB];
-    VR da[CB];
+    VR dd[CB], dd_min[CB];
     VI sum[CB], mins[CB];
     for (int c = 0; c < CB; ++c) {
       a[c] = reinterpret_cast<const BlockQ8_K*>(ap[c]) + i;
-      da[c] = vr_set1(a[c]->d);
+      const VR da = vr_set1(a[c]->d);
+      dd[c] = vr_mul(h.d, da);
+      dd_min[c] = vr_mul(h.dmin, da);
       sum[c] = mins[c] = vi_set1(0);
     }
     for (int m = 0; m < 4; ++m) {  // sub-blocks 2m (low nibbles) and 2m + 1 (high nibbles)
@@ -903,14 +910,23 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, in
           s_hi[j & 1] = vi_dot_u8(s_hi[j & 1], w.hi[m][j], aq + 32 + 4 * j);
         }
         const int16_t* bs = a[c]->bsums + 4 * m;
+        if (gemm) {
+          // The chunk's scaled sum in float: products and sum stay below 2^24, so exact (the
+          // integer the GEMV order forms), without 32-bit integer multiplies.
+          const VR scaled = vr_fma(vr_from_i32(vi_add(s_hi[0], s_hi[1])), h.scale_f[2 * m + 1],
+                                   vr_mul(vr_from_i32(vi_add(s_lo[0], s_lo[1])), h.scale_f[2 * m]));
+          const int32_t b_pair = static_cast<uint16_t>(bs[0] + bs[1]) | static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint16_t>(bs[2] + bs[3])) << 16);
+          acc[c] = vr_fma(scaled, dd[c], acc[c]);
+          acc_min[c] = vr_fma(vr_from_i32(vi_madd16(h.min_pair[m], vi_set1(b_pair))), dd_min[c], acc_min[c]);
+          continue;
+        }
         sum[c] = vi_add(sum[c], vi_add(vi_mul(vi_add(s_lo[0], s_lo[1]), h.scale[2 * m]),
                                        vi_mul(vi_add(s_hi[0], s_hi[1]), h.scale[2 * m + 1])));
         mins[c] = vi_add(mins[c], vi_add(vi_mul_u16(h.min[2 * m], static_cast<int16_t>(bs[0] + bs[1])),
                                          vi_mul_u16(h.min[2 * m + 1], static_cast<int16_t>(bs[2] + bs[3]))));
-        if (gemm || m == 3) {
-          acc[c] = vr_fma(vr_from_i32(sum[c]), vr_mul(h.d, da[c]), acc[c]);
-          acc_min[c] = vr_fma(vr_from_i32(mins[c]), vr_mul(h.dmin, da[c]), acc_min[c]);
-          sum[c] = mins[c] = vi_set1(0);
+        if (m == 3) {
+          acc[c] = vr_fma(vr_from_i32(sum[c]), dd[c], acc[c]);
+          acc_min[c] = vr_fma(vr_from_i32(mins[c]), dd_min[c], acc_min[c]);
         }
       }
     }
