@@ -874,8 +874,9 @@ inline void q4_K_packed_super(const DotTile& t, int64_t r, int64_t i, Q4KSuper& 
 
 // Columns c0 .. c0 + CB - 1 against rows r0 .. r0 + kRowLanes - 1: their super-blocks prepared
 // in `prepared` (Prepared), or loaded from the packed layout or transposed here as they are used.
+// b_pairs (GEMM): per column, super-block and chunk m its two bsum halves as an int16 pair.
 template <int CB, bool Prepared>
-void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, int64_t r0, int64_t c0) {
+void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, const int32_t* b_pairs, int64_t r0, int64_t c0) {
   const char* ap[CB];
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
   const char* wp[kRowLanes];
@@ -915,7 +916,7 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, in
           // integer the GEMV order forms), without 32-bit integer multiplies.
           const VR scaled = vr_fma(vr_from_i32(vi_add(s_hi[0], s_hi[1])), h.scale_f[2 * m + 1],
                                    vr_mul(vr_from_i32(vi_add(s_lo[0], s_lo[1])), h.scale_f[2 * m]));
-          const int32_t b_pair = static_cast<uint16_t>(bs[0] + bs[1]) | static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint16_t>(bs[2] + bs[3])) << 16);
+          const int32_t b_pair = b_pairs[(min_i64(c0 + c, t.cols - 1) * nb + i) * 4 + m];
           acc[c] = vr_fma(scaled, dd[c], acc[c]);
           acc_min[c] = vr_fma(vr_from_i32(vi_madd16(h.min_pair[m], vi_set1(b_pair))), dd_min[c], acc_min[c]);
           continue;
@@ -940,15 +941,27 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, in
 }
 
 void q4_K_serial(bool gemm, const DotTile& t) {
+  const int64_t nb = t.n / kQK_K;
+  int32_t* b_pairs = nullptr;
+  if (gemm) {
+    b_pairs = thread_buffer<int32_t>(static_cast<size_t>(t.cols * nb * 4));
+    for (int64_t c = 0; c < t.cols; ++c)
+      for (int64_t i = 0; i < nb; ++i) {
+        const int16_t* bs = reinterpret_cast<const BlockQ8_K*>(t.a + c * static_cast<int64_t>(t.a_stride))[i].bsums;
+        for (int m = 0; m < 4; ++m)
+          b_pairs[(c * nb + i) * 4 + m] = static_cast<int32_t>(static_cast<uint16_t>(bs[4 * m] + bs[4 * m + 1]) |
+                                                               static_cast<uint32_t>(static_cast<uint16_t>(bs[4 * m + 2] + bs[4 * m + 3])) << 16);
+      }
+  }
   if (t.cols == 1) {
-    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_K_serial_block<1, false>(gemm, t, nullptr, r0, 0);
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_K_serial_block<1, false>(gemm, t, nullptr, b_pairs, r0, 0);
     return;
   }
   // Several columns: each row block's super-blocks transposed once, then reused by every column.
   for_prepared_row_blocks<kRowLanes, Q4KSuper>(
       t, t.n / kQK_K, 1, [&](const char* const* wp, int64_t r0, int64_t i, Q4KSuper* out) { q4_K_rows(t, wp, r0, i, *out); },
       [&](auto cols, const Q4KSuper* rows, int64_t r0, int64_t c0) {
-        q4_K_serial_block<decltype(cols)::value, true>(gemm, t, rows, r0, c0);
+        q4_K_serial_block<decltype(cols)::value, true>(gemm, t, rows, b_pairs, r0, c0);
       });
 }
 
