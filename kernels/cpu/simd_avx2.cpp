@@ -114,6 +114,14 @@ inline void load_row_quads(const uint8_t* const* rows, VI (&q)[4]) {
   q[3] = _mm256_unpackhi_epi64(t1, t3);
 }
 inline VI vi_load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+// 32 signed bytes widened to int16 pairs: out[h] lane L = elements 4L + 2h and 4L + 2h + 1.
+inline void q8_pairs(const int8_t* q, __m256i* out) {
+  const __m256i split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+  const __m256i lo = _mm256_permutevar8x32_epi32(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q))), split);
+  const __m256i hi = _mm256_permutevar8x32_epi32(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16))), split);
+  _mm256_storeu_si256(out, _mm256_permute2x128_si256(lo, hi, 0x20));
+  _mm256_storeu_si256(out + 1, _mm256_permute2x128_si256(lo, hi, 0x31));
+}
 // The row's 16 signed bytes at p widened to int16.
 inline VI vi_widen_i8(const void* p) { return _mm256_cvtepi8_epi16(_mm_loadu_si128(static_cast<const __m128i*>(p))); }
 // int16 products of u8 x with s8 y, adjacent pairs summed (no saturation for the levels used).
@@ -134,6 +142,9 @@ inline VI vi_dot_u8(VI acc, VI x, const int8_t* y4) {
   return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1)));
 }
 inline VI vi_add(VI a, VI b) { return _mm256_add_epi32(a, b); }
+inline VI vi_mul16(VI a, VI b) { return _mm256_mullo_epi16(a, b); }  // low 16 bits of int16 products
+// acc + per lane the dot of the two int16 pairs.
+inline VI vi_dot16(VI acc, VI a, VI b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
 inline VI vi_mul(VI a, VI b) { return _mm256_mullo_epi32(a, b); }
 // Lanes whose high 16 bits are zero times the int16 y (exact 32-bit products).
 inline VI vi_mul_u16(VI x, int16_t y) { return _mm256_madd_epi16(x, _mm256_set1_epi32(static_cast<uint16_t>(y))); }

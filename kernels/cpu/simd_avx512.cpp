@@ -122,6 +122,13 @@ inline void load_row_quads(const uint8_t* const* rows, VI (&q)[4]) {
   q[3] = _mm512_unpackhi_epi64(t1, t3);
 }
 inline VI vi_load(const void* p) { return _mm512_loadu_si512(p); }
+// 32 signed bytes widened to int16 pairs: out[h] lane L = elements 4L + 2h and 4L + 2h + 1.
+inline void q8_pairs(const int8_t* q, __m256i* out) {
+  const __m512i wide = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)));
+  const __m512i split = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15), wide);
+  _mm256_storeu_si256(out, _mm512_castsi512_si256(split));
+  _mm256_storeu_si256(out + 1, _mm512_extracti64x4_epi64(split, 1));
+}
 // Each row's 16 signed bytes at p (the register's rows one after the other) widened to int16.
 inline VI vi_widen_i8(const void* p) { return _mm512_cvtepi8_epi16(_mm256_loadu_si256(static_cast<const __m256i*>(p))); }
 // int16 products of u8 x with s8 y, adjacent pairs summed (no saturation for the levels used).
@@ -141,6 +148,9 @@ inline VI vi_dot_u8(VI acc, VI x, const int8_t* y4) {
   return _mm512_dpbusd_epi32(acc, x, _mm512_broadcastd_epi32(_mm_loadu_si32(y4)));
 }
 inline VI vi_add(VI a, VI b) { return _mm512_add_epi32(a, b); }
+inline VI vi_mul16(VI a, VI b) { return _mm512_mullo_epi16(a, b); }  // low 16 bits of int16 products
+// acc + per lane the dot of the two int16 pairs.
+inline VI vi_dot16(VI acc, VI a, VI b) { return _mm512_dpwssd_epi32(acc, a, b); }
 inline VI vi_mul(VI a, VI b) { return _mm512_mullo_epi32(a, b); }
 // Lanes whose high 16 bits are zero times the int16 y (exact 32-bit products).
 inline VI vi_mul_u16(VI x, int16_t y) { return _mm512_madd_epi16(x, _mm512_set1_epi32(static_cast<uint16_t>(y))); }

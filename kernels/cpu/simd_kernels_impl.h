@@ -1045,41 +1045,91 @@ template <int RG>
   }
 }
 
-// Rows r0 .. r0 + RG * kLaneRows - 1 times columns c0 .. c0 + CB - 1. prepared[i * RG + g]:
-// super-block i of register g's rows; nullptr: each register's rows loaded right before they
-// are used (one column: all RG at once would spill most of them).
-template <int RG, int CB>
-void q6_K_lanes_block(const DotTile& t, const Q6KRows* prepared, int64_t r0, int64_t c0) {
+// Rows r0 .. r0 + RG * kLaneRows - 1 times one column, each register's rows loaded right
+// before they are used (all RG at once would spill most of them).
+template <int RG>
+void q6_K_lanes_column(const DotTile& t, int64_t r0, int64_t c) {
   using engine::quant::BlockQ6_K;
   constexpr int RB = RG * kLaneRows;
-  const char* ap[CB];
   const char* wp[RB];
-  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
   block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  const int64_t nb = t.n / kQK_K;
+  VR acc[RG];
+  for (int g = 0; g < RG; ++g) acc[g] = vr_zero();
+  for (int64_t i = 0; i < nb; ++i) {
+    if (!t.packed) prefetch_rows<RB>(t, r0 + RB, i, nb);
+    const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(t.a + c * static_cast<int64_t>(t.a_stride))[i];
+    const VI bsums = vi_repeat(load256(a.bsums));
+    VI aq[8];
+    for (int k = 0; k < 8; ++k) aq[k] = vi_repeat(load256(a.qs + 32 * k));
+    const VR da = vr_set1(a.d);
+    for (int g = 0; g < RG; ++g) {
+      if (t.packed)  // a register's share at a time: a burst of prefetches stalls the loads
+        prefetch_stream(packed_block(t, r0, i, sizeof(BlockQ6_K)) + g * kLaneRows * sizeof(BlockQ6_K), kLaneRows * sizeof(BlockQ6_K));
+      Q6KRows rows;
+      q6_K_rows<1>(t, wp + g * kLaneRows, r0 + g * kLaneRows, i, &rows);
+      VI lanes = vi_sub(vi_set1(0), vi_mul(vi_madd16(rows.offset, bsums), vi_set1(32)));
+      for (int k = 0; k < 8; ++k) lanes = vi_add(lanes, vi_madd16(vi_maddubs(rows.q[k], aq[k]), rows.scale[k]));
+      acc[g] = vr_fma(vr_mul(da, rows.d), vr_from_i32(lanes), acc[g]);
+    }
+  }
+  for (int g = 0; g < RG; ++g) {
+    alignas(64) float v[kRowLanes];
+    vr_store(v, acc[g]);
+    for (int p = 0; p < kLaneRows; ++p) store_out(t, r0 + g * kLaneRows + p, c, hsum_lanes8(_mm256_loadu_ps(v + 8 * p)));
+  }
+}
+
+// Q6_K with several columns: a register's levels are first multiplied by their scales into
+// int16 pairs (at most 8064 in magnitude), so each column's chunk costs two int16 dot products
+// per register instead of three byte operations; the lane sums are the same integers.
+struct Q6KWide {
+  VI w[8][2];  // chunk k, half h: lane L holds elements 4L + 2h and 4L + 2h + 1 of the chunk
+  VI offset;   // as Q6KRows
+  VR d;
+};
+
+inline Q6KWide q6_K_widen(const Q6KRows& rows) {
+  const __m256i pick[2] = {
+      _mm256_setr_epi8(0, -1, 1, -1, 4, -1, 5, -1, 8, -1, 9, -1, 12, -1, 13, -1, 0, -1, 1, -1, 4, -1, 5, -1, 8, -1, 9, -1, 12, -1, 13, -1),
+      _mm256_setr_epi8(2, -1, 3, -1, 6, -1, 7, -1, 10, -1, 11, -1, 14, -1, 15, -1, 2, -1, 3, -1, 6, -1, 7, -1, 10, -1, 11, -1, 14, -1,
+                       15, -1)};
+  Q6KWide wide;
+  for (int k = 0; k < 8; ++k)
+    for (int h = 0; h < 2; ++h) wide.w[k][h] = vi_mul16(vi_pick_bytes(rows.q[k], pick[h]), rows.scale[k]);
+  wide.offset = rows.offset;
+  wide.d = rows.d;
+  return wide;
+}
+
+// pairs: per column, super-block, chunk k and half h, the activation pairs q8_pairs made.
+template <int RG, int CB>
+void q6_K_wide_block(const DotTile& t, const Q6KWide* prepared, const __m256i* pairs, int64_t r0, int64_t c0) {
+  const char* ap[CB];
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
   const int64_t nb = t.n / kQK_K;
   VR acc[RG][CB];
   for (int g = 0; g < RG; ++g)
     for (int c = 0; c < CB; ++c) acc[g][c] = vr_zero();
-  for (int64_t i = 0; i < nb; ++i) {
-    if (!prepared && !t.packed) prefetch_rows<RB>(t, r0 + RB, i, nb);
+  for (int64_t i = 0; i < nb; ++i)
     for (int c = 0; c < CB; ++c) {
+      const __m256i* x = pairs + (min_i64(c0 + c, t.cols - 1) * nb + i) * 16;
       const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(ap[c])[i];
       const VI bsums = vi_repeat(load256(a.bsums));
-      VI aq[8];
-      for (int k = 0; k < 8; ++k) aq[k] = vi_repeat(load256(a.qs + 32 * k));
       const VR da = vr_set1(a.d);
+      const Q6KWide* w = prepared + i * RG;
+      VI lanes[RG][2];
       for (int g = 0; g < RG; ++g) {
-        Q6KRows here;
-        if (!prepared && t.packed)  // a register's share at a time: a burst of prefetches stalls the loads
-          prefetch_stream(packed_block(t, r0, i, sizeof(BlockQ6_K)) + g * kLaneRows * sizeof(BlockQ6_K), kLaneRows * sizeof(BlockQ6_K));
-        if (!prepared) q6_K_rows<1>(t, wp + g * kLaneRows, r0 + g * kLaneRows, i, &here);
-        const Q6KRows& rows = prepared ? prepared[i * RG + g] : here;
-        VI lanes = vi_sub(vi_set1(0), vi_mul(vi_madd16(rows.offset, bsums), vi_set1(32)));
-        for (int k = 0; k < 8; ++k) lanes = vi_add(lanes, vi_madd16(vi_maddubs(rows.q[k], aq[k]), rows.scale[k]));
-        acc[g][c] = vr_fma(vr_mul(da, rows.d), vr_from_i32(lanes), acc[g][c]);
+        lanes[g][0] = vi_sub(vi_set1(0), vi_mul(vi_madd16(w[g].offset, bsums), vi_set1(32)));
+        lanes[g][1] = vi_set1(0);
       }
+      for (int k = 0; k < 8; ++k)
+        for (int h = 0; h < 2; ++h) {  // one activation load serves every register of rows
+          const VI xv = vi_repeat(load256(x + 2 * k + h));
+          for (int g = 0; g < RG; ++g) lanes[g][h] = vi_dot16(lanes[g][h], xv, w[g].w[k][h]);
+        }
+      for (int g = 0; g < RG; ++g) acc[g][c] = vr_fma(vr_mul(da, w[g].d), vr_from_i32(vi_add(lanes[g][0], lanes[g][1])), acc[g][c]);
     }
-  }
   for (int g = 0; g < RG; ++g)
     for (int c = 0; c < CB; ++c) {
       alignas(64) float v[kRowLanes];
@@ -1092,19 +1142,33 @@ void q6_K_lanes(const DotTile& t) {
   constexpr int RG = 2 / kLaneRows > 0 ? 2 / kLaneRows : 1;  // a row pair per block, as the file's rows stream best
   if (t.packed && t.cols == 1) {  // a whole packed group per pass: one stream of weights
     constexpr int RGP = kPackRows / kLaneRows;
-    for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) q6_K_lanes_block<RGP, 1>(t, nullptr, r0, 0);
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) q6_K_lanes_column<RGP>(t, r0, 0);
     return;
   }
   if (t.cols == 1) {
-    for (int64_t r0 = 0; r0 < t.rows; r0 += RG * kLaneRows) q6_K_lanes_block<RG, 1>(t, nullptr, r0, 0);
+    for (int64_t r0 = 0; r0 < t.rows; r0 += RG * kLaneRows) q6_K_lanes_column<RG>(t, r0, 0);
     return;
   }
-  // Several columns: each row block's super-blocks loaded once, then reused by every column.
-  for_prepared_row_blocks<RG * kLaneRows, Q6KRows>(
-      t, t.n / kQK_K, RG, [&](const char* const* wp, int64_t r0, int64_t i, Q6KRows* out) { q6_K_rows<RG>(t, wp, r0, i, out); },
-      [&](auto cols, const Q6KRows* rows, int64_t r0, int64_t c0) {
-        q6_K_lanes_block<RG, decltype(cols)::value>(t, rows, r0, c0);
-      });
+  const int64_t nb = t.n / kQK_K;
+  __m256i* pairs = thread_buffer<__m256i>(static_cast<size_t>(t.cols * nb * 16));
+  for (int64_t c = 0; c < t.cols; ++c)
+    for (int64_t i = 0; i < nb; ++i) {
+      const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(t.a + c * static_cast<int64_t>(t.a_stride))[i];
+      for (int k = 0; k < 8; ++k) q8_pairs(a.qs + 32 * k, pairs + (c * nb + i) * 16 + 2 * k);
+    }
+  // Each row block's super-blocks loaded and widened once, then reused by every column; four
+  // registers of rows share each activation load.
+  constexpr int RGW = 4;
+  for_prepared_row_blocks<RGW * kLaneRows, Q6KWide>(
+      t, nb, RGW,
+      [&](const char* const* wp, int64_t r0, int64_t i, Q6KWide* out) {
+        for (int g = 0; g < RGW; ++g) {
+          Q6KRows rows;
+          q6_K_rows<1>(t, wp + g * kLaneRows, r0 + g * kLaneRows, i, &rows);
+          out[g] = q6_K_widen(rows);
+        }
+      },
+      [&](auto cols, const Q6KWide* rows, int64_t r0, int64_t c0) { q6_K_wide_block<RGW, decltype(cols)::value>(t, rows, pairs, r0, c0); });
 }
 
 // AVX2 eight-lane K orders (Q3_K, Q5_K): lanes += (da * dw) * exact lane sums per super-block;
