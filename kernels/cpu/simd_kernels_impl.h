@@ -220,6 +220,53 @@ void f16_tiled(const DotTile& t) {
   float_tiled<uint16_t>(f);
 }
 
+// Short dots (n <= kShortDot, attention's q.k): the tiled order with each output's
+// 16 lanes in 16 registers and 16 rows across their lanes. The tile's weight rows are widened and
+// transposed once (16-row groups, element-major); each FMA takes one element of 16 rows and one
+// broadcast activation, and the lane tree becomes register adds, ending in 16 adjacent outputs.
+// Each lane sees the same FMAs in the same order, so the sums are the tiled order's.
+template <typename W, typename A>
+void short_tiled(const DotTile& t) {
+  const int64_t n = t.n, groups = (t.rows + kVecLanes - 1) / kVecLanes;
+  float* wt = thread_buffer<float>(static_cast<size_t>((groups * kVecLanes + t.cols) * n));
+  float* at = wt + groups * kVecLanes * n;
+  for (int64_t r = 0; r < groups * kVecLanes; ++r) {  // rows past the tile repeat the last
+    const W* w = reinterpret_cast<const W*>(t.w + min_i64(r, t.rows - 1) * static_cast<int64_t>(t.w_stride));
+    float* column = wt + (r / kVecLanes) * kVecLanes * n + r % kVecLanes;
+    for (int64_t k = 0; k < n; k += kVecLanes) {
+      float wide[kVecLanes];
+      vf_store(wide, vf_load(w + k));
+      for (int l = 0; l < kVecLanes; ++l) column[(k + l) * kVecLanes] = wide[l];
+    }
+  }
+  for (int64_t c = 0; c < t.cols; ++c) {
+    const A* a = reinterpret_cast<const A*>(t.a + c * static_cast<int64_t>(t.a_stride));
+    for (int64_t k = 0; k < n; k += kVecLanes) vf_store(at + c * n + k, vf_load(a + k));
+  }
+  for (int64_t g = 0; g < groups; ++g) {
+    const float* wg = wt + g * kVecLanes * n;
+    const int64_t r0 = g * kVecLanes;
+    for (int64_t c = 0; c < t.cols; ++c) {
+      const float* a = at + c * n;
+      VF lane[kVecLanes];
+      for (VF& v : lane) v = vf_zero();
+      for (int64_t k = 0; k < n; k += kVecLanes)
+        for (int l = 0; l < kVecLanes; ++l) lane[l] = vf_fma(vf_load_f32(wg + (k + l) * kVecLanes), vf_set1(a[k + l]), lane[l]);
+      // reduce_lanes across registers: lanes i + (i + 8), i + (i + 4), then (0 + 2) + (1 + 3).
+      for (int i = 0; i < 8; ++i) lane[i] = vf_add(lane[i + 8], lane[i]);
+      for (int i = 0; i < 4; ++i) lane[i] = vf_add(lane[i + 4], lane[i]);
+      const VF sums = vf_add(vf_add(lane[0], lane[2]), vf_add(lane[1], lane[3]));
+      if (t.out_row == sizeof(float) && r0 + kVecLanes <= t.rows) {
+        vf_store(reinterpret_cast<float*>(t.out + r0 * t.out_row + c * t.out_col), sums);
+        continue;
+      }
+      float s[kVecLanes];
+      vf_store(s, sums);
+      for (int r = 0; r < kVecLanes; ++r) store_out(t, r0 + r, c, s[r]);
+    }
+  }
+}
+
 // BF16 tiled order: one dot-product accumulator per output.
 template <bool Native, int RB, int CB>
 void bf16_tiled_block(const DotTile& t, int64_t r0, int64_t c0) {
@@ -320,12 +367,14 @@ bool float_dot_tile(DType weight, DotOrder order, const DotTile& t) {
   const bool tiled = order == DotOrder::kBatch, padded = order == DotOrder::kRowPadded;
   switch (weight) {
     case DType::F32:
+      if (tiled && short_dot(t.n)) return short_tiled<float, float>(t), true;
       if (tiled) return float_tiled<float>(t), true;
       per_output(t, [&](const char* w, const char* a) {
         return f32_row(t.n, reinterpret_cast<const float*>(w), reinterpret_cast<const float*>(a), padded);
       });
       return true;
     case DType::F16: {
+      if (tiled && short_dot(t.n)) return short_tiled<uint16_t, uint16_t>(t), true;
       if (tiled) return f16_tiled(t), true;
       // Every activation column widened once for all the tile's rows.
       float* wide = thread_buffer<float>(static_cast<size_t>(t.n * t.cols));

@@ -55,6 +55,11 @@ struct DotTile {
   bool packed = false;
 };
 
+// Float tiled dots this short (attention's q.k over a head) take a kernel without a horizontal
+// sum per output: it loads two vectors per FMA, which only short dots repay.
+constexpr int64_t kShortDot = 128;
+inline bool short_dot(int64_t n) { return n <= kShortDot && n % 16 == 0; }
+
 // Every dot of the tile in `order` (column_order already applied: one order for all columns),
 // on the fastest instruction set in use; bit-identical to calling dot() for each.
 void dot_tile(DType weight, DotOrder order, const DotTile& t);

@@ -125,7 +125,8 @@ void check_packed(DType type, const std::vector<int64_t>& sizes) {
       }
 }
 
-const std::vector<int64_t> kFloatSizes = {16, 32, 48, 64, 100, 172, 256, 320, 1000};
+// Up to kShortDot (multiples of 16) the short-dot kernel; past it the register blocks.
+const std::vector<int64_t> kFloatSizes = {16, 32, 48, 64, 100, 172, 256, 320, 768, 1000};
 const std::vector<int64_t> kLegacySizes = {32, 96, 224, 1024};
 const std::vector<int64_t> kKSizes = {256, 768, 2048};
 
