@@ -14,7 +14,10 @@ namespace {
 
 constexpr int64_t kRowBlock = 16;  // a multiple of every kernel's row block and of the packed groups
 constexpr int64_t kRowChunk = 128;  // output rows per work item: a tile's per-column work (Q4_0 block sums) spreads over them
-constexpr int64_t kColBlock = 64;  // activation rows per tile: unpacked weight rows are reused across them
+// Activation rows per tile: a tile's prepared weight rows (unpacked quantized blocks, widened
+// F16) are reused across them; widened F16 rows cost more to make, so they get more columns.
+constexpr int64_t kColBlock = 64;
+constexpr int64_t kColBlockF16 = 128;
 constexpr size_t kAlign = 64;
 
 size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
@@ -99,8 +102,9 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
     const int64_t row0 = chunk * chunk_rows, rows = std::min(ne01, row0 + chunk_rows) - row0;
     // Columns of one order at a time: a repacked multiply gives its leftover columns the row order.
     const int64_t split = column_order(a->type, order, ne11 - 1, ne11) == order ? ne11 : ne11 - ne11 % 4;
-    for (int64_t c0 = 0; c0 < ne11; c0 += kColBlock) {
-      const int64_t c1 = std::min(ne11, c0 + kColBlock);
+    const int64_t col_block = a->type == DType::F16 ? kColBlockF16 : kColBlock;
+    for (int64_t c0 = 0; c0 < ne11; c0 += col_block) {
+      const int64_t c1 = std::min(ne11, c0 + col_block);
       for (int64_t s0 = c0; s0 < c1;) {
         const int64_t s1 = s0 < split ? std::min(c1, split) : c1;
         const DotTile tile{K,
