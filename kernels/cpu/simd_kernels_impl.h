@@ -853,8 +853,7 @@ void k_serial(DType type, int groups, const DotTile& t) {
 struct Q4KRows {
   VR d, dmin;
   VI scale[8], min[8];  // per 32-element sub-block, 6-bit
-  VR scale_f[8];        // the scales as floats (GEMM)
-  VI min_pair[4];       // per 64-element chunk m: min[2m] | min[2m + 1] << 16 (GEMM)
+  VR scale_f[8], min_f[8];  // the same as floats (GEMM)
 };
 
 // h: per row (lane) d | dmin, scales[0..3], scales[4..7], scales[8..11].
@@ -868,8 +867,10 @@ inline Q4KRows q4_K_header(const VI (&h)[4]) {
     w.scale[j + 4] = vi_or_shifted(vi_bits(h[3], 8 * j, 0x0F), vi_bits(h[1], 8 * j + 6, 3), 4);
     w.min[j + 4] = vi_or_shifted(vi_bits(h[3], 8 * j + 4, 0x0F), vi_bits(h[2], 8 * j + 6, 3), 4);
   }
-  for (int k = 0; k < 8; ++k) w.scale_f[k] = vr_from_i32(w.scale[k]);
-  for (int m = 0; m < 4; ++m) w.min_pair[m] = vi_or_shifted(w.min[2 * m], w.min[2 * m + 1], 16);
+  for (int k = 0; k < 8; ++k) {
+    w.scale_f[k] = vr_from_i32(w.scale[k]);
+    w.min_f[k] = vr_from_i32(w.min[k]);
+  }
   return w;
 }
 
@@ -923,9 +924,14 @@ inline void q4_K_packed_super(const DotTile& t, int64_t r, int64_t i, Q4KSuper& 
 
 // Columns c0 .. c0 + CB - 1 against rows r0 .. r0 + kRowLanes - 1: their super-blocks prepared
 // in `prepared` (Prepared), or loaded from the packed layout or transposed here as they are used.
-// b_pairs (GEMM): per column, super-block and chunk m its two bsum halves as an int16 pair.
+// bsum_f (GEMM): per column, super-block and 32-element sub-block the sum of its levels, as a float.
+// A 64-element chunk's min sum in float, b its two sub-blocks' bsum_f (exact: below 2^24).
+inline VR q4_K_chunk_mins(const Q4KRows& h, const float* b, int m) {
+  return vr_fma(h.min_f[2 * m + 1], vr_set1(b[1]), vr_mul(h.min_f[2 * m], vr_set1(b[0])));
+}
+
 template <int CB, bool Prepared>
-void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, const int32_t* b_pairs, int64_t r0, int64_t c0) {
+void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, const float* bsum_f, int64_t r0, int64_t c0) {
   const char* ap[CB];
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
   const char* wp[kRowLanes];
@@ -933,6 +939,10 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, co
   const int64_t nb = t.n / kQK_K;
   VR acc[CB], acc_min[CB];
   for (int c = 0; c < CB; ++c) acc[c] = acc_min[c] = vr_zero();
+  const auto bsums = [&](int c, int64_t i, int m) { return bsum_f + ((min_i64(c0 + c, t.cols - 1) * nb + i) * 4 + m) * 2; };
+  // GEMM over prepared rows: the min sums need no levels, so they take a pass of their own
+  // after the main loop, whose registers then hold only the scaled sums.
+  const bool mins_apart = gemm && Prepared;
   Q4KSuper here;
   for (int64_t i = 0; i < nb; ++i) {
     if (!Prepared) {
@@ -942,13 +952,11 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, co
     const Q4KSuper& w = Prepared ? prepared[i] : here;
     const Q4KRows& h = w.h;
     const BlockQ8_K* a[CB];
-    VR dd[CB], dd_min[CB];
+    VR dd[CB];
     VI sum[CB], mins[CB];
     for (int c = 0; c < CB; ++c) {
       a[c] = reinterpret_cast<const BlockQ8_K*>(ap[c]) + i;
-      const VR da = vr_set1(a[c]->d);
-      dd[c] = vr_mul(h.d, da);
-      dd_min[c] = vr_mul(h.dmin, da);
+      dd[c] = vr_mul(h.d, vr_set1(a[c]->d));
       sum[c] = mins[c] = vi_set1(0);
     }
     for (int m = 0; m < 4; ++m) {  // sub-blocks 2m (low nibbles) and 2m + 1 (high nibbles)
@@ -961,13 +969,12 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, co
         }
         const int16_t* bs = a[c]->bsums + 4 * m;
         if (gemm) {
-          // The chunk's scaled sum in float: products and sum stay below 2^24, so exact (the
-          // integer the GEMV order forms), without 32-bit integer multiplies.
+          // The chunk's scaled sum in float: products and sum stay below 2^24, so it is exactly
+          // the integer the GEMV order forms, without 32-bit integer multiplies.
           const VR scaled = vr_fma(vr_from_i32(vi_add(s_hi[0], s_hi[1])), h.scale_f[2 * m + 1],
                                    vr_mul(vr_from_i32(vi_add(s_lo[0], s_lo[1])), h.scale_f[2 * m]));
-          const int32_t b_pair = b_pairs[(min_i64(c0 + c, t.cols - 1) * nb + i) * 4 + m];
           acc[c] = vr_fma(scaled, dd[c], acc[c]);
-          acc_min[c] = vr_fma(vr_from_i32(vi_madd16(h.min_pair[m], vi_set1(b_pair))), dd_min[c], acc_min[c]);
+          if (!mins_apart) acc_min[c] = vr_fma(q4_K_chunk_mins(h, bsums(c, i, m), m), vr_mul(h.dmin, vr_set1(a[c]->d)), acc_min[c]);
           continue;
         }
         sum[c] = vi_add(sum[c], vi_add(vi_mul(vi_add(s_lo[0], s_lo[1]), h.scale[2 * m]),
@@ -976,11 +983,19 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, co
                                          vi_mul_u16(h.min[2 * m + 1], static_cast<int16_t>(bs[2] + bs[3]))));
         if (m == 3) {
           acc[c] = vr_fma(vr_from_i32(sum[c]), dd[c], acc[c]);
-          acc_min[c] = vr_fma(vr_from_i32(mins[c]), dd_min[c], acc_min[c]);
+          acc_min[c] = vr_fma(vr_from_i32(mins[c]), vr_mul(h.dmin, vr_set1(a[c]->d)), acc_min[c]);
         }
       }
     }
   }
+  if (mins_apart)
+    for (int64_t i = 0; i < nb; ++i) {
+      const Q4KRows& h = prepared[i].h;
+      for (int c = 0; c < CB; ++c) {
+        const VR dd_min = vr_mul(h.dmin, vr_set1(reinterpret_cast<const BlockQ8_K*>(ap[c])[i].d));
+        for (int m = 0; m < 4; ++m) acc_min[c] = vr_fma(q4_K_chunk_mins(h, bsums(c, i, m), m), dd_min, acc_min[c]);
+      }
+    }
   for (int c = 0; c < CB; ++c) {
     alignas(64) float v[kRowLanes], vm[kRowLanes];
     vr_store(v, acc[c]);
@@ -991,26 +1006,24 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, co
 
 void q4_K_serial(bool gemm, const DotTile& t) {
   const int64_t nb = t.n / kQK_K;
-  int32_t* b_pairs = nullptr;
+  float* bsum_f = nullptr;
   if (gemm) {
-    b_pairs = thread_buffer<int32_t>(static_cast<size_t>(t.cols * nb * 4));
+    bsum_f = thread_buffer<float>(static_cast<size_t>(t.cols * nb * 8));
     for (int64_t c = 0; c < t.cols; ++c)
       for (int64_t i = 0; i < nb; ++i) {
         const int16_t* bs = reinterpret_cast<const BlockQ8_K*>(t.a + c * static_cast<int64_t>(t.a_stride))[i].bsums;
-        for (int m = 0; m < 4; ++m)
-          b_pairs[(c * nb + i) * 4 + m] = static_cast<int32_t>(static_cast<uint16_t>(bs[4 * m] + bs[4 * m + 1]) |
-                                                               static_cast<uint32_t>(static_cast<uint16_t>(bs[4 * m + 2] + bs[4 * m + 3])) << 16);
+        for (int k = 0; k < 8; ++k) bsum_f[(c * nb + i) * 8 + k] = static_cast<float>(bs[2 * k] + bs[2 * k + 1]);
       }
   }
   if (t.cols == 1) {
-    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_K_serial_block<1, false>(gemm, t, nullptr, b_pairs, r0, 0);
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_K_serial_block<1, false>(gemm, t, nullptr, bsum_f, r0, 0);
     return;
   }
   // Several columns: each row block's super-blocks transposed once, then reused by every column.
   for_prepared_row_blocks<kRowLanes, Q4KSuper>(
       t, t.n / kQK_K, 1, [&](const char* const* wp, int64_t r0, int64_t i, Q4KSuper* out) { q4_K_rows(t, wp, r0, i, *out); },
       [&](auto cols, const Q4KSuper* rows, int64_t r0, int64_t c0) {
-        q4_K_serial_block<decltype(cols)::value, true>(gemm, t, rows, b_pairs, r0, c0);
+        q4_K_serial_block<decltype(cols)::value, true>(gemm, t, rows, bsum_f, r0, c0);
       });
 }
 
