@@ -206,18 +206,25 @@ void float_tiled(const DotTile& t) {
       [&](int64_t r0, int64_t c0) { float_tiled_block<A, RB, 1>(t, r0, c0); });
 }
 
-// F16: the tile's weight rows widened to floats once (exactly), not once per column block; the
-// activations are widened as they are loaded.
+// F16: each block's weight rows widened to floats once (exactly) for all the tile's columns,
+// just before they are used (still in cache); the activations are widened as they are loaded.
 void f16_tiled(const DotTile& t) {
-  float* wide = thread_buffer<float>(static_cast<size_t>(t.n * t.rows));
-  for (int64_t r = 0; r < t.rows; ++r) {
-    const auto* w = reinterpret_cast<const uint16_t*>(t.w + r * static_cast<int64_t>(t.w_stride));
-    for (int64_t k = 0; k < t.n; k += kVecLanes) vf_store(wide + r * t.n + k, vf_load_f16(w + k));
+  constexpr int RB = ENGINE_TILE_ROWS, CB = ENGINE_TILE_COLS;
+  float* wide = thread_buffer<float>(static_cast<size_t>(RB * t.n));
+  for (int64_t r0 = 0; r0 < t.rows; r0 += RB) {
+    DotTile f = t;
+    f.rows = min_i64(RB, t.rows - r0);
+    for (int64_t r = 0; r < f.rows; ++r) {
+      const auto* w = reinterpret_cast<const uint16_t*>(t.w + (r0 + r) * static_cast<int64_t>(t.w_stride));
+      for (int64_t k = 0; k < t.n; k += kVecLanes) vf_store(wide + r * t.n + k, vf_load_f16(w + k));
+    }
+    f.w = reinterpret_cast<const char*>(wide);
+    f.w_stride = static_cast<size_t>(t.n) * sizeof(float);
+    f.out = t.out + r0 * static_cast<int64_t>(t.out_row);
+    for_blocks<RB, CB>(
+        f, [&](int64_t, int64_t c0) { float_tiled_block<uint16_t, RB, CB>(f, 0, c0); },
+        [&](int64_t, int64_t c0) { float_tiled_block<uint16_t, RB, 1>(f, 0, c0); });
   }
-  DotTile f = t;
-  f.w = reinterpret_cast<const char*>(wide);
-  f.w_stride = static_cast<size_t>(t.n) * sizeof(float);
-  float_tiled<uint16_t>(f);
 }
 
 // Short dots (n <= kShortDot, attention's q.k): the tiled order with each output's
