@@ -930,14 +930,14 @@ inline void q4_K_packed_super(const DotTile& t, int64_t r, int64_t i, Q4KSuper& 
     q4_K_super(wp, i, w);
 }
 
-// Columns c0 .. c0 + CB - 1 against rows r0 .. r0 + kRowLanes - 1: their super-blocks prepared
-// in `prepared` (Prepared), or loaded from the packed layout or transposed here as they are used.
-// bsum_f (GEMM): per column, super-block and 32-element sub-block the sum of its levels, as a float.
-// A 64-element chunk's min sum in float, b its two sub-blocks' bsum_f (exact: below 2^24).
+// Chunk m's min sum in float, b its two sub-blocks' level sums (exact: below 2^24).
 inline VR q4_K_chunk_mins(const Q4KRows& h, const float* b, int m) {
   return vr_fma(h.min_f[2 * m + 1], vr_set1(b[1]), vr_mul(h.min_f[2 * m], vr_set1(b[0])));
 }
 
+// Columns c0 .. c0 + CB - 1 against rows r0 .. r0 + kRowLanes - 1: their super-blocks prepared
+// in `prepared` (Prepared), or loaded from the packed layout or transposed here as they are used.
+// bsum_f (GEMM): per column, super-block and 32-element sub-block the sum of its levels, as a float.
 template <int CB, bool Prepared>
 void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, const float* bsum_f, int64_t r0, int64_t c0) {
   const char* ap[CB];
