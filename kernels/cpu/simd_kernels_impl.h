@@ -81,12 +81,14 @@ inline void prefetch_rows(const DotTile& t, int64_t r0, int64_t i, int64_t n) {
 
 // A packed weight (or a float row after row) is one stream per thread: fetching it this far
 // ahead into L2 keeps memory busy between the kernel's loads, which the hardware prefetcher
-// alone does not; the same lines are then pulled into L1 a short way (1 KiB) ahead of use.
+// alone does not; the same lines are then pulled into L1 a short way (1 KiB) ahead of use
+// (into_l1; not where the stream is reread, as a GEMM without prepared rows does).
 constexpr int64_t kStreamAhead = 16384;
 constexpr int64_t kL1Ahead = 1024;
-inline void prefetch_stream(const char* p, size_t bytes) {
+inline void prefetch_stream(const char* p, size_t bytes, bool into_l1 = true) {
   for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + kStreamAhead + o, 0, 2);
-  for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + kL1Ahead + o, 0, 3);
+  if (into_l1)
+    for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + kL1Ahead + o, 0, 3);
 }
 
 // Before block step i of n over rows r0..: packed, this thread's stream ahead; in the file
@@ -520,7 +522,7 @@ void legacy_lanes_block(const DotTile& t, int64_t r0, int64_t c0) {
     VR dw[RG];
     if (L::kPackable && t.packed) {
       const char* blk = group + i * kPackRows * static_cast<int64_t>(sizeof(Block));
-      prefetch_stream(blk, kPackRows * sizeof(Block));
+      prefetch_stream(blk, kPackRows * sizeof(Block), CB == 1);  // a GEMM rereads the block per column group
       const auto* d = reinterpret_cast<const uint16_t*>(blk) + lane0;
       const char* levels = blk + kPackRows * sizeof(uint16_t) + lane0 * sizeof(BlockQ8_0::qs);
       for (int g = 0; g < RG; ++g) {
@@ -1115,44 +1117,53 @@ template <int RG>
   }
 }
 
-// Rows r0 .. r0 + RG * kLaneRows - 1 times one column, each register's rows loaded right
-// before they are used (all RG at once would spill most of them).
-template <int RG>
-void q6_K_lanes_column(const DotTile& t, int64_t r0, int64_t c) {
+// Rows r0 .. r0 + RG * kLaneRows - 1 times columns c0 .. c0 + CB - 1. prepared[i * RG + g]:
+// super-block i of register g's rows; nullptr: each register's rows loaded right before they
+// are used (one column: all RG at once would spill most of them).
+template <int RG, int CB>
+void q6_K_lanes_block(const DotTile& t, const Q6KRows* prepared, int64_t r0, int64_t c0) {
   using engine::quant::BlockQ6_K;
   constexpr int RB = RG * kLaneRows;
+  const char* ap[CB];
   const char* wp[RB];
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
   block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
   const int64_t nb = t.n / kQK_K;
-  VR acc[RG];
-  for (int g = 0; g < RG; ++g) acc[g] = vr_zero();
+  VR acc[RG][CB];
+  for (int g = 0; g < RG; ++g)
+    for (int c = 0; c < CB; ++c) acc[g][c] = vr_zero();
   for (int64_t i = 0; i < nb; ++i) {
-    if (!t.packed) prefetch_rows<RB>(t, r0 + RB, i, nb);
-    const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(t.a + c * static_cast<int64_t>(t.a_stride))[i];
-    const VI bsums = vi_repeat(load256(a.bsums));
-    VI aq[8];
-    for (int k = 0; k < 8; ++k) aq[k] = vi_repeat(load256(a.qs + 32 * k));
-    const VR da = vr_set1(a.d);
-    for (int g = 0; g < RG; ++g) {
-      if (t.packed)  // a register's share at a time: a burst of prefetches stalls the loads
-        prefetch_stream(packed_block(t, r0, i, sizeof(BlockQ6_K)) + g * kLaneRows * sizeof(BlockQ6_K), kLaneRows * sizeof(BlockQ6_K));
-      Q6KRows rows;
-      q6_K_rows<1>(t, wp + g * kLaneRows, r0 + g * kLaneRows, i, &rows);
-      VI lanes = vi_sub(vi_set1(0), vi_mul(vi_madd16(rows.offset, bsums), vi_set1(32)));
-      for (int k = 0; k < 8; ++k) lanes = vi_add(lanes, vi_madd16(vi_maddubs(rows.q[k], aq[k]), rows.scale[k]));
-      acc[g] = vr_fma(vr_mul(da, rows.d), vr_from_i32(lanes), acc[g]);
+    if (!prepared && !t.packed) prefetch_rows<RB>(t, r0 + RB, i, nb);
+    for (int c = 0; c < CB; ++c) {
+      const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(ap[c])[i];
+      const VI bsums = vi_repeat(load256(a.bsums));
+      VI aq[8];
+      for (int k = 0; k < 8; ++k) aq[k] = vi_repeat(load256(a.qs + 32 * k));
+      const VR da = vr_set1(a.d);
+      for (int g = 0; g < RG; ++g) {
+        Q6KRows here;
+        if (!prepared && t.packed)  // a register's share at a time: a burst of prefetches stalls the loads
+          prefetch_stream(packed_block(t, r0, i, sizeof(BlockQ6_K)) + g * kLaneRows * sizeof(BlockQ6_K), kLaneRows * sizeof(BlockQ6_K));
+        if (!prepared) q6_K_rows<1>(t, wp + g * kLaneRows, r0 + g * kLaneRows, i, &here);
+        const Q6KRows& rows = prepared ? prepared[i * RG + g] : here;
+        VI lanes = vi_sub(vi_set1(0), vi_mul(vi_madd16(rows.offset, bsums), vi_set1(32)));
+        for (int k = 0; k < 8; ++k) lanes = vi_add(lanes, vi_madd16(vi_maddubs(rows.q[k], aq[k]), rows.scale[k]));
+        acc[g][c] = vr_fma(vr_mul(da, rows.d), vr_from_i32(lanes), acc[g][c]);
+      }
     }
   }
-  for (int g = 0; g < RG; ++g) {
-    alignas(64) float v[kRowLanes];
-    vr_store(v, acc[g]);
-    for (int p = 0; p < kLaneRows; ++p) store_out(t, r0 + g * kLaneRows + p, c, hsum_lanes8(_mm256_loadu_ps(v + 8 * p)));
-  }
+  for (int g = 0; g < RG; ++g)
+    for (int c = 0; c < CB; ++c) {
+      alignas(64) float v[kRowLanes];
+      vr_store(v, acc[g][c]);
+      for (int p = 0; p < kLaneRows; ++p) store_out(t, r0 + g * kLaneRows + p, c0 + c, hsum_lanes8(_mm256_loadu_ps(v + 8 * p)));
+    }
 }
 
-// Q6_K with several columns: a register's levels are first multiplied by their scales into
-// int16 pairs (at most 8064 in magnitude), so each column's chunk costs two int16 dot products
-// per register instead of three byte operations; the lane sums are the same integers.
+// Q6_K with several columns and int16 dot products (VNNI): a register's levels are first
+// multiplied by their scales into int16 pairs (at most 8064 in magnitude), so each column's
+// chunk costs two vpdpwssd per register instead of three byte operations; the lane sums are the
+// same integers.
 struct Q6KWide {
   VI w[8][2];  // chunk k, half h: lane L holds elements 4L + 2h and 4L + 2h + 1 of the chunk
   VI offset;   // as Q6KRows
@@ -1212,14 +1223,21 @@ void q6_K_lanes(const DotTile& t) {
   constexpr int RG = 2 / kLaneRows > 0 ? 2 / kLaneRows : 1;  // a row pair per block, as the file's rows stream best
   if (t.packed && t.cols == 1) {  // a whole packed group per pass: one stream of weights
     constexpr int RGP = kPackRows / kLaneRows;
-    for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) q6_K_lanes_column<RGP>(t, r0, 0);
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) q6_K_lanes_block<RGP, 1>(t, nullptr, r0, 0);
     return;
   }
   if (t.cols == 1) {
-    for (int64_t r0 = 0; r0 < t.rows; r0 += RG * kLaneRows) q6_K_lanes_column<RG>(t, r0, 0);
+    for (int64_t r0 = 0; r0 < t.rows; r0 += RG * kLaneRows) q6_K_lanes_block<RG, 1>(t, nullptr, r0, 0);
     return;
   }
   const int64_t nb = t.n / kQK_K;
+  if constexpr (!ENGINE_SIMD_VNNI) {  // without int16 dot products the byte operations are cheaper
+    // Several columns: each row block's super-blocks loaded once, then reused by every column.
+    for_prepared_row_blocks<RG * kLaneRows, Q6KRows>(
+        t, nb, RG, [&](const char* const* wp, int64_t r0, int64_t i, Q6KRows* out) { q6_K_rows<RG>(t, wp, r0, i, out); },
+        [&](auto cols, const Q6KRows* rows, int64_t r0, int64_t c0) { q6_K_lanes_block<RG, decltype(cols)::value>(t, rows, r0, c0); });
+    return;
+  }
   __m256i* pairs = thread_buffer<__m256i>(static_cast<size_t>(t.cols * nb * 16));
   for (int64_t c = 0; c < t.cols; ++c)
     for (int64_t i = 0; i < nb; ++i) {
