@@ -85,10 +85,6 @@ void copy_elements(const ComputeParams& p, const Tensor* src, Tensor* dst) {
     const bool dense_rows = src->nb[0] == es && dst->nb[0] == dtype_info(dt).block_bytes;
     // F32 -> F16 rows (a KV store) take the SIMD conversion, which rounds as fp32_to_fp16.
     const bool to_f16 = dense_rows && st == DType::F32 && dt == DType::F16;
-    if (ne00 == 1) {  // one element a row (a transposed V store): all the destination misses at once
-      RowCursor dp(dst, rows.begin);
-      for (int64_t r = rows.begin; r < rows.end; ++r, dp.next()) __builtin_prefetch(dst_data + dp.offset(), 1, 3);
-    }
     RowCursor sr(src, rows.begin), dr(dst, rows.begin);
     for (int64_t r = rows.begin; r < rows.end; ++r, sr.next(), dr.next()) {
       const char* s = src_data + sr.offset();
