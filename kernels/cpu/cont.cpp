@@ -69,7 +69,7 @@ bool same_shape(const Tensor* a, const Tensor* b) {
 // Element-wise copy between one-element-per-block dtypes.
 void copy_elements(const ComputeParams& p, const Tensor* src, Tensor* dst) {
   const DType st = src->type, dt = dst->type;
-  const size_t es = dtype_info(st).block_bytes;
+  const size_t es = dtype_info(st).block_bytes, ed = dtype_info(dt).block_bytes;
   auto copy_one = [&](const char* s, char* d) {
     if (st == dt)
       std::memcpy(d, s, es);
@@ -79,46 +79,31 @@ void copy_elements(const ComputeParams& p, const Tensor* src, Tensor* dst) {
   const char* src_data = static_cast<const char*>(src->data);
   char* dst_data = static_cast<char*>(dst->data);
   const int64_t ne00 = src->ne[0];
+  // One row, its dst elements d_stride bytes apart: dense rows of one dtype are a memcpy, F32 ->
+  // F16 (a KV store) the SIMD conversion (which rounds as fp32_to_fp16), else element by element.
+  auto copy_row = [&](const char* s, char* d, size_t d_stride) {
+    const bool dense = src->nb[0] == es && d_stride == ed;
+    if (dense && st == dt)
+      std::memcpy(d, s, static_cast<size_t>(ne00) * es);
+    else if (dense && st == DType::F32 && dt == DType::F16)
+      quantize_activation(DType::F16, reinterpret_cast<const float*>(s), d, ne00);
+    else
+      for (int64_t i = 0; i < ne00; ++i) copy_one(s + i * src->nb[0], d + i * d_stride);
+  };
   const WorkRange rows = split_work(src->nrows(), p.ith, p.nth);
 
   if (same_shape(src, dst)) {
-    const bool dense_rows = src->nb[0] == es && dst->nb[0] == dtype_info(dt).block_bytes;
-    // F32 -> F16 rows (a KV store) take the SIMD conversion, which rounds as fp32_to_fp16.
-    const bool to_f16 = dense_rows && st == DType::F32 && dt == DType::F16;
     RowCursor sr(src, rows.begin), dr(dst, rows.begin);
-    for (int64_t r = rows.begin; r < rows.end; ++r, sr.next(), dr.next()) {
-      const char* s = src_data + sr.offset();
-      char* d = dst_data + dr.offset();
-      if (dense_rows && st == dt) {
-        std::memcpy(d, s, static_cast<size_t>(ne00) * es);
-        continue;
-      }
-      if (to_f16) {
-        quantize_activation(DType::F16, reinterpret_cast<const float*>(s), d, ne00);
-        continue;
-      }
-      for (int64_t i = 0; i < ne00; ++i) copy_one(s + i * src->nb[0], d + i * dst->nb[0]);
-    }
+    for (int64_t r = rows.begin; r < rows.end; ++r, sr.next(), dr.next())
+      copy_row(src_data + sr.offset(), dst_data + dr.offset(), dst->nb[0]);
     return;
   }
   // Shapes differ, dst dense (a permuted tensor made contiguous): src row r fills dst's elements
   // r * ne00 .. r * ne00 + ne00 - 1 in order.
   if (dst->is_contiguous()) {
-    const size_t ed = dtype_info(dt).block_bytes;
     RowCursor sr(src, rows.begin);
-    for (int64_t r = rows.begin; r < rows.end; ++r, sr.next()) {
-      const char* s = src_data + sr.offset();
-      char* d = dst_data + static_cast<size_t>(r * ne00) * ed;
-      if (st == dt && src->nb[0] == es) {
-        std::memcpy(d, s, static_cast<size_t>(ne00) * es);
-        continue;
-      }
-      if (st == DType::F32 && dt == DType::F16 && src->nb[0] == es) {
-        quantize_activation(DType::F16, reinterpret_cast<const float*>(s), d, ne00);
-        continue;
-      }
-      for (int64_t i = 0; i < ne00; ++i) copy_one(s + i * src->nb[0], d + i * ed);
-    }
+    for (int64_t r = rows.begin; r < rows.end; ++r, sr.next())
+      copy_row(src_data + sr.offset(), dst_data + static_cast<size_t>(r * ne00) * ed, ed);
     return;
   }
   // Otherwise walk dst coordinates as an odometer from this thread's first element.
