@@ -970,6 +970,30 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, co
       sum[c] = mins[c] = vi_set1(0);
     }
     for (int m = 0; m < 4; ++m) {  // sub-blocks 2m (low nibbles) and 2m + 1 (high nibbles)
+      if (gemm) {
+        // Each level register feeds every column before the next is loaded: the columns' dot
+        // chains interleave instead of running one column after another.
+        VI s_lo[CB][2], s_hi[CB][2];
+        for (int c = 0; c < CB; ++c) s_lo[c][0] = s_lo[c][1] = s_hi[c][0] = s_hi[c][1] = vi_set1(0);
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j)
+#pragma GCC unroll 8
+          for (int c = 0; c < CB; ++c) {
+            const int8_t* aq = a[c]->qs + 64 * m;
+            s_lo[c][j & 1] = vi_dot_u8(s_lo[c][j & 1], w.lo[m][j], aq + 4 * j);
+            s_hi[c][j & 1] = vi_dot_u8(s_hi[c][j & 1], w.hi[m][j], aq + 32 + 4 * j);
+          }
+#pragma GCC unroll 8
+        for (int c = 0; c < CB; ++c) {
+          // The chunk's scaled sum in float: products and sum stay below 2^24, so it is exactly
+          // the integer the GEMV order forms, without 32-bit integer multiplies.
+          const VR scaled = vr_fma(vr_from_i32(vi_add(s_hi[c][0], s_hi[c][1])), h.scale_f[2 * m + 1],
+                                   vr_mul(vr_from_i32(vi_add(s_lo[c][0], s_lo[c][1])), h.scale_f[2 * m]));
+          acc[c] = vr_fma(scaled, dd[c], acc[c]);
+          if (!mins_apart) acc_min[c] = vr_fma(q4_K_chunk_mins(h, bsums(c, i, m), m), vr_mul(h.dmin, vr_set1(a[c]->d)), acc_min[c]);
+        }
+        continue;
+      }
       for (int c = 0; c < CB; ++c) {
         const int8_t* aq = a[c]->qs + 64 * m;
         VI s_lo[2] = {vi_set1(0), vi_set1(0)}, s_hi[2] = {vi_set1(0), vi_set1(0)};
@@ -978,15 +1002,6 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, co
           s_hi[j & 1] = vi_dot_u8(s_hi[j & 1], w.hi[m][j], aq + 32 + 4 * j);
         }
         const int16_t* bs = a[c]->bsums + 4 * m;
-        if (gemm) {
-          // The chunk's scaled sum in float: products and sum stay below 2^24, so it is exactly
-          // the integer the GEMV order forms, without 32-bit integer multiplies.
-          const VR scaled = vr_fma(vr_from_i32(vi_add(s_hi[0], s_hi[1])), h.scale_f[2 * m + 1],
-                                   vr_mul(vr_from_i32(vi_add(s_lo[0], s_lo[1])), h.scale_f[2 * m]));
-          acc[c] = vr_fma(scaled, dd[c], acc[c]);
-          if (!mins_apart) acc_min[c] = vr_fma(q4_K_chunk_mins(h, bsums(c, i, m), m), vr_mul(h.dmin, vr_set1(a[c]->d)), acc_min[c]);
-          continue;
-        }
         sum[c] = vi_add(sum[c], vi_add(vi_mul(vi_add(s_lo[0], s_lo[1]), h.scale[2 * m]),
                                        vi_mul(vi_add(s_hi[0], s_hi[1]), h.scale[2 * m + 1])));
         mins[c] = vi_add(mins[c], vi_add(vi_mul_u16(h.min[2 * m], static_cast<int16_t>(bs[0] + bs[1])),
