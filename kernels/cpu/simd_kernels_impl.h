@@ -656,16 +656,21 @@ void q4_0_serial_block(const DotTile& t, const Q4_0Rows* prepared, const Q4_0Act
       q4_0_rows(t, wp, r0, i, here);
     }
     const Q4_0Rows& w = Prepared ? prepared[i] : here;
-    for (int c = 0; c < CB; ++c) {
-      const BlockQ8_0& a = reinterpret_cast<const BlockQ8_0*>(ap[c])[i];
-      const Q4_0Act& x = act[min_i64(c0 + c, t.cols - 1) * nb + i];
-      VI s = vi_set1(x.offset);
-      for (int j = 0; j < 4; ++j) {
-        s = vi_dot_u8(s, w.lo[j], a.qs + 4 * j);
-        s = vi_dot_u8(s, w.hi[j], a.qs + 16 + 4 * j);
+    // Each level register feeds every column before the next: the columns' chains interleave.
+    VI s[CB];
+#pragma GCC unroll 8
+    for (int c = 0; c < CB; ++c) s[c] = vi_set1(act[min_i64(c0 + c, t.cols - 1) * nb + i].offset);
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j)
+#pragma GCC unroll 8
+      for (int c = 0; c < CB; ++c) {
+        const int8_t* qs = reinterpret_cast<const BlockQ8_0*>(ap[c])[i].qs;
+        s[c] = vi_dot_u8(s[c], w.lo[j], qs + 4 * j);
+        s[c] = vi_dot_u8(s[c], w.hi[j], qs + 16 + 4 * j);
       }
-      acc[c] = vr_fma(vr_from_i32(s), vr_mul(w.d, vr_set1(x.d)), acc[c]);
-    }
+#pragma GCC unroll 8
+    for (int c = 0; c < CB; ++c)
+      acc[c] = vr_fma(vr_from_i32(s[c]), vr_mul(w.d, vr_set1(act[min_i64(c0 + c, t.cols - 1) * nb + i].d)), acc[c]);
   }
   for (int c = 0; c < CB; ++c) {
     alignas(64) float v[kRowLanes];
