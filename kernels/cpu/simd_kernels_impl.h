@@ -500,16 +500,19 @@ struct Q5_1Levels {
 
 constexpr int kLaneRows = kRowLanes / 8;  // weight rows whose eight lanes share a register
 
-// RG registers of kLaneRows rows each, times CB columns.
+// RG registers of kLaneRows rows each, times CB columns; act_d: each column's block scales.
 template <typename L, int RG, int CB>
-void legacy_lanes_block(const DotTile& t, int64_t r0, int64_t c0) {
+void legacy_lanes_block(const DotTile& t, const float* act_d, int64_t r0, int64_t c0) {
   using Block = typename L::Block;
   using Act = std::conditional_t<L::kSigned, BlockQ8_0, BlockQ8_1>;
   constexpr int RB = RG * kLaneRows;
+  const int64_t nb = t.n / kQK;
   const char* wp[RB];
   const char* ap[CB];
   block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  int64_t col[CB];
+  for (int c = 0; c < CB; ++c) col[c] = min_i64(c0 + c, t.cols - 1);
   VR acc[RG][CB];
   float mins[RB][CB] = {};
   for (int g = 0; g < RG; ++g)
@@ -517,20 +520,24 @@ void legacy_lanes_block(const DotTile& t, int64_t r0, int64_t c0) {
   // Packed (Q8_0): the tile's rows are whole groups, so rows r0.. lie in one group, in order.
   const char* group = t.packed ? packed_block(t, r0, 0, sizeof(Block)) : nullptr;
   const int64_t lane0 = r0 % kPackRows;
-  for (int64_t i = 0; i < t.n / kQK; ++i) {
+  for (int64_t i = 0; i < nb; ++i) {
     VI lv[RG];
     VR dw[RG];
     if (L::kPackable && t.packed) {
       const char* blk = group + i * kPackRows * static_cast<int64_t>(sizeof(Block));
       prefetch_stream(blk, kPackRows * sizeof(Block), CB == 1);  // a GEMM rereads the block per column group
-      const auto* d = reinterpret_cast<const uint16_t*>(blk) + lane0;
+      const auto* scales = reinterpret_cast<const uint16_t*>(blk) + lane0;
+      const VR d = vr_load_f16(scales);  // the kRowLanes rows from lane0
       const char* levels = blk + kPackRows * sizeof(uint16_t) + lane0 * sizeof(BlockQ8_0::qs);
+      static_assert(RB <= kRowLanes, "one register of scales covers the block's rows");
       for (int g = 0; g < RG; ++g) {
         lv[g] = vi_signed_levels(vi_load(levels + g * kLaneRows * sizeof(BlockQ8_0::qs)));
-        dw[g] = vr_rows_f16(d + g * kLaneRows);
+        // A GEMM converts the block's scales once and spreads them per register; decode, bound
+        // by the weight stream, reads better with each register's two scales loaded on their own.
+        dw[g] = CB == 1 ? vr_rows_f16(scales + g * kLaneRows) : vr_row_group(d, g);
       }
     } else {
-      prefetch_rows<RB>(t, r0 + RB, i, t.n / kQK);
+      prefetch_rows<RB>(t, r0 + RB, i, nb);
       for (int g = 0; g < RG; ++g) {
         __m256i parts[kLaneRows];
         float d[kLaneRows];
@@ -547,7 +554,7 @@ void legacy_lanes_block(const DotTile& t, int64_t r0, int64_t c0) {
       const Act& a = reinterpret_cast<const Act*>(ap[c])[i];
       const VI av = vi_repeat(load256(a.qs));
       const VI start = L::kSigned ? vi_signed_offset(av) : vi_set1(0);
-      const VR da = vr_set1(half(a.d));
+      const VR da = vr_set1(act_d[col[c] * nb + i]);
       if constexpr (!L::kSigned)
         for (int r = 0; r < RB; ++r)
           mins[r][c] = __builtin_fmaf(half(reinterpret_cast<const Block*>(wp[r])[i].m), half(a.s), mins[r][c]);
@@ -571,15 +578,21 @@ void legacy_lanes_block(const DotTile& t, int64_t r0, int64_t c0) {
 
 template <typename L>
 void legacy_lanes(const DotTile& t) {
+  using Act = std::conditional_t<L::kSigned, BlockQ8_0, BlockQ8_1>;
+  const int64_t nb = t.n / kQK;
+  float* act_d = thread_buffer<float>(static_cast<size_t>(t.cols * nb));
+  for (int64_t c = 0; c < t.cols; ++c)
+    for (int64_t i = 0; i < nb; ++i)
+      act_d[c * nb + i] = half(reinterpret_cast<const Act*>(t.a + c * static_cast<int64_t>(t.a_stride))[i].d);
   if (t.packed && t.cols == 1) {  // a whole packed group per pass (AVX-512): one stream of weights
     constexpr int RG = 8;
-    for (int64_t r0 = 0; r0 < t.rows; r0 += RG * kLaneRows) legacy_lanes_block<L, RG, 1>(t, r0, 0);
+    for (int64_t r0 = 0; r0 < t.rows; r0 += RG * kLaneRows) legacy_lanes_block<L, RG, 1>(t, act_d, r0, 0);
     return;
   }
   constexpr int RG = 2 * kLaneRows;  // registers of rows: as many as the accumulators fit
   for_blocks<RG * kLaneRows>(
-      t, [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, RG, 4>(t, r0, c0); },
-      [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, RG, 1>(t, r0, c0); });
+      t, [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, RG, 4>(t, act_d, r0, c0); },
+      [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, RG, 1>(t, act_d, r0, c0); });
 }
 
 // Q4_0 repacked order: per output one float accumulator, one FMA per block of its exact
