@@ -9,8 +9,10 @@ namespace {
 
 std::string describe(const Tensor* t) { return "'" + t->name + "' " + t->shape_str(); }
 
-void require(bool ok, Op op, const std::string& why) {
-  if (!ok) throw Error(std::string(op_name(op)) + ": " + why);
+// why() builds the message only on failure: graphs are built every step.
+template <typename Why>
+void require(bool ok, Op op, const Why& why) {
+  if (!ok) throw Error(std::string(op_name(op)) + ": " + std::string(why()));
 }
 
 bool can_repeat(const Tensor* small, const Tensor* big) {
@@ -71,25 +73,25 @@ Tensor* Graph::new_view(Op op, Tensor* a, const int64_t ne[4], const size_t nb[4
   t.layer = layer_;
   t.module = module_;
   require(t.view_offs + t.nbytes() <= t.view_src->nbytes(), op,
-          "view of " + describe(a) + " runs past the end of its storage");
+          [&] { return "view of " + describe(a) + " runs past the end of its storage"; });
   return &t;
 }
 
 Tensor* Graph::get_rows(Tensor* table, Tensor* ids) {
-  require(ids->type == DType::I32, Op::GET_ROWS, "ids " + describe(ids) + " must be i32");
+  require(ids->type == DType::I32, Op::GET_ROWS, [&] { return "ids " + describe(ids) + " must be i32"; });
   require(ids->ne[2] == 1 && ids->ne[3] == 1 && table->ne[2] == 1 && table->ne[3] == 1, Op::GET_ROWS,
-          "only 2-d tables and 1-d or 2-d ids are supported");
+          [&] { return "only 2-d tables and 1-d or 2-d ids are supported"; });
   const int64_t ne[4] = {table->ne[0], ids->ne[0], ids->ne[1], 1};
   return new_node(Op::GET_ROWS, DType::F32, ne, table, ids);
 }
 
 Tensor* Graph::add(Tensor* a, Tensor* b) {
-  require(can_repeat(b, a), Op::ADD, describe(b) + " does not broadcast to " + describe(a));
+  require(can_repeat(b, a), Op::ADD, [&] { return describe(b) + " does not broadcast to " + describe(a); });
   return new_node(Op::ADD, DType::F32, a->ne, a, b);
 }
 
 Tensor* Graph::mul(Tensor* a, Tensor* b) {
-  require(can_repeat(b, a), Op::MUL, describe(b) + " does not broadcast to " + describe(a));
+  require(can_repeat(b, a), Op::MUL, [&] { return describe(b) + " does not broadcast to " + describe(a); });
   return new_node(Op::MUL, DType::F32, a->ne, a, b);
 }
 
@@ -112,11 +114,12 @@ Tensor* Graph::norm(Tensor* a, float eps) {
 }
 
 Tensor* Graph::mul_mat(Tensor* a, Tensor* b) {
-  require(a->ne[0] == b->ne[0], Op::MUL_MAT, "inner dimensions differ: " + describe(a) + " x " + describe(b));
+  require(a->ne[0] == b->ne[0], Op::MUL_MAT,
+          [&] { return "inner dimensions differ: " + describe(a) + " x " + describe(b); });
   require(a->ne[2] != 0 && a->ne[3] != 0 && b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0, Op::MUL_MAT,
-          describe(a) + " does not broadcast over " + describe(b));
+          [&] { return describe(a) + " does not broadcast over " + describe(b); });
   require(a->nb[0] == dtype_info(a->type).block_bytes && b->type == DType::F32, Op::MUL_MAT,
-          "src0 rows must be dense and src1 must be f32");
+          [&] { return "src0 rows must be dense and src1 must be f32"; });
   const int64_t ne[4] = {a->ne[1], b->ne[1], b->ne[2], b->ne[3]};
   return new_node(Op::MUL_MAT, DType::F32, ne, a, b);
 }
@@ -124,9 +127,9 @@ Tensor* Graph::mul_mat(Tensor* a, Tensor* b) {
 Tensor* Graph::rope(Tensor* a, Tensor* pos, Tensor* freq_factors, int n_rot, int mode, float freq_base,
                     float freq_scale) {
   require(pos->type == DType::I32 && pos->ne[0] == a->ne[2], Op::ROPE,
-          "positions " + describe(pos) + " must be i32 with one entry per token of " + describe(a));
-  require(n_rot > 0 && n_rot % 2 == 0 && n_rot <= a->ne[0], Op::ROPE, "bad rotated dimension count");
-  require(!freq_factors || freq_factors->ne[0] >= n_rot / 2, Op::ROPE, "too few frequency factors");
+          [&] { return "positions " + describe(pos) + " must be i32 with one entry per token of " + describe(a); });
+  require(n_rot > 0 && n_rot % 2 == 0 && n_rot <= a->ne[0], Op::ROPE, [&] { return "bad rotated dimension count"; });
+  require(!freq_factors || freq_factors->ne[0] >= n_rot / 2, Op::ROPE, [&] { return "too few frequency factors"; });
   Tensor* t = new_node(Op::ROPE, DType::F32, a->ne, a, pos, freq_factors);
   t->params[0] = n_rot;
   t->params[1] = mode;
@@ -137,7 +140,7 @@ Tensor* Graph::rope(Tensor* a, Tensor* pos, Tensor* freq_factors, int n_rot, int
 
 Tensor* Graph::soft_max(Tensor* a, Tensor* mask, float s) {
   require(!mask || (mask->ne[0] == a->ne[0] && mask->ne[1] >= a->ne[1] && mask->type == DType::F32), Op::SOFT_MAX,
-          "mask must be f32 [" + std::to_string(a->ne[0]) + ", >= " + std::to_string(a->ne[1]) + "]");
+          [&] { return "mask must be f32 [" + std::to_string(a->ne[0]) + ", >= " + std::to_string(a->ne[1]) + "]"; });
   Tensor* t = new_node(Op::SOFT_MAX, DType::F32, a->ne, a, mask);
   t->set_param_f32(0, s);
   return t;
@@ -148,13 +151,14 @@ Tensor* Graph::gelu(Tensor* a) { return new_node(Op::GELU, DType::F32, a->ne, a)
 Tensor* Graph::cont(Tensor* a) { return new_node(Op::CONT, a->type, a->ne, a); }
 
 Tensor* Graph::cont_2d(Tensor* a, int64_t ne0, int64_t ne1) {
-  require(ne0 * ne1 == a->nelements(), Op::CONT, "element count of " + describe(a) + " changes");
+  require(ne0 * ne1 == a->nelements(), Op::CONT, [&] { return "element count of " + describe(a) + " changes"; });
   const int64_t ne[4] = {ne0, ne1, 1, 1};
   return new_node(Op::CONT, a->type, ne, a);
 }
 
 Tensor* Graph::cpy(Tensor* a, Tensor* dst) {
-  require(a->nelements() == dst->nelements(), Op::CPY, describe(a) + " and " + describe(dst) + " differ in size");
+  require(a->nelements() == dst->nelements(), Op::CPY,
+          [&] { return describe(a) + " and " + describe(dst) + " differ in size"; });
   Tensor* t = new_view(Op::CPY, dst, dst->ne, dst->nb, 0);
   t->src[0] = a;
   t->src[1] = dst;
@@ -164,8 +168,9 @@ Tensor* Graph::cpy(Tensor* a, Tensor* dst) {
 Tensor* Graph::reshape_2d(Tensor* a, int64_t ne0, int64_t ne1) { return reshape_3d(a, ne0, ne1, 1); }
 
 Tensor* Graph::reshape_3d(Tensor* a, int64_t ne0, int64_t ne1, int64_t ne2) {
-  require(a->is_contiguous(), Op::RESHAPE, describe(a) + " is not contiguous");
-  require(ne0 * ne1 * ne2 == a->nelements(), Op::RESHAPE, "element count of " + describe(a) + " changes");
+  require(a->is_contiguous(), Op::RESHAPE, [&] { return describe(a) + " is not contiguous"; });
+  require(ne0 * ne1 * ne2 == a->nelements(), Op::RESHAPE,
+          [&] { return "element count of " + describe(a) + " changes"; });
   Tensor shape;
   shape.type = a->type;
   shape.ne[0] = ne0, shape.ne[1] = ne1, shape.ne[2] = ne2;
@@ -196,10 +201,10 @@ Tensor* Graph::permute(Tensor* a, int ax0, int ax1, int ax2, int ax3) {
   const int axes[4] = {ax0, ax1, ax2, ax3};
   int seen = 0;
   for (int ax : axes) {
-    require(ax >= 0 && ax < kMaxDims, Op::PERMUTE, "axis out of range");
+    require(ax >= 0 && ax < kMaxDims, Op::PERMUTE, [&] { return "axis out of range"; });
     seen |= 1 << ax;
   }
-  require(seen == 0xF, Op::PERMUTE, "axes are not a permutation");
+  require(seen == 0xF, Op::PERMUTE, [&] { return "axes are not a permutation"; });
   int64_t ne[4];
   size_t nb[4];
   for (int i = 0; i < kMaxDims; ++i) {
