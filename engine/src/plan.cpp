@@ -76,6 +76,7 @@ std::vector<Lifetime> Plan::lifetimes(const Graph& graph) {
   const auto& nodes = graph.nodes();
   if (nodes.empty()) return {};
   std::unordered_map<const Tensor*, size_t> last_use;
+  last_use.reserve(graph.tensors().size());
   for (size_t i = 0; i < nodes.size(); ++i)
     for (const Tensor* s : nodes[i]->src)
       if (s) last_use[storage_of(s)] = i;
@@ -96,6 +97,7 @@ std::vector<Lifetime> Plan::lifetimes(const Graph& graph) {
 Plan Plan::make(const Graph& graph) {
   const std::vector<Lifetime> lives = lifetimes(graph);
   Plan plan;
+  plan.offsets.reserve(lives.size());
   Arena arena;
   // Walk the nodes: place what starts at a node, then release what ends there, in
   // offset order so the plan does not depend on hash-map iteration.
