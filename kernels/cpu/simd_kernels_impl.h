@@ -500,11 +500,15 @@ struct Q5_1Levels {
 
 constexpr int kLaneRows = kRowLanes / 8;  // weight rows whose eight lanes share a register
 
+// The activation block a legacy weight block is dotted with: Q8_0 for signed levels, else Q8_1.
+template <typename L>
+using LegacyAct = std::conditional_t<L::kSigned, BlockQ8_0, BlockQ8_1>;
+
 // RG registers of kLaneRows rows each, times CB columns; act_d: each column's block scales.
 template <typename L, int RG, int CB>
 void legacy_lanes_block(const DotTile& t, const float* act_d, int64_t r0, int64_t c0) {
   using Block = typename L::Block;
-  using Act = std::conditional_t<L::kSigned, BlockQ8_0, BlockQ8_1>;
+  using Act = LegacyAct<L>;
   constexpr int RB = RG * kLaneRows;
   const int64_t nb = t.n / kQK;
   const char* wp[RB];
@@ -578,7 +582,7 @@ void legacy_lanes_block(const DotTile& t, const float* act_d, int64_t r0, int64_
 
 template <typename L>
 void legacy_lanes(const DotTile& t) {
-  using Act = std::conditional_t<L::kSigned, BlockQ8_0, BlockQ8_1>;
+  using Act = LegacyAct<L>;
   const int64_t nb = t.n / kQK;
   float* act_d = thread_buffer<float>(static_cast<size_t>(t.cols * nb));
   for (int64_t c = 0; c < t.cols; ++c)
@@ -670,9 +674,13 @@ void q4_0_serial_block(const DotTile& t, const Q4_0Rows* prepared, const Q4_0Act
     }
     const Q4_0Rows& w = Prepared ? prepared[i] : here;
     // Each level register feeds every column before the next: the columns' chains interleave.
+    const Q4_0Act* x[CB];
     VI s[CB];
 #pragma GCC unroll 8
-    for (int c = 0; c < CB; ++c) s[c] = vi_set1(act[min_i64(c0 + c, t.cols - 1) * nb + i].offset);
+    for (int c = 0; c < CB; ++c) {
+      x[c] = &act[min_i64(c0 + c, t.cols - 1) * nb + i];
+      s[c] = vi_set1(x[c]->offset);
+    }
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j)
 #pragma GCC unroll 8
@@ -683,7 +691,7 @@ void q4_0_serial_block(const DotTile& t, const Q4_0Rows* prepared, const Q4_0Act
       }
 #pragma GCC unroll 8
     for (int c = 0; c < CB; ++c)
-      acc[c] = vr_fma(vr_from_i32(s[c]), vr_mul(w.d, vr_set1(act[min_i64(c0 + c, t.cols - 1) * nb + i].d)), acc[c]);
+      acc[c] = vr_fma(vr_from_i32(s[c]), vr_mul(w.d, vr_set1(x[c]->d)), acc[c]);
   }
   for (int c = 0; c < CB; ++c) {
     alignas(64) float v[kRowLanes];
