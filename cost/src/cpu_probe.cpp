@@ -5,7 +5,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <memory>
 #include <thread>
 #include <vector>
 
@@ -16,6 +15,7 @@
 
 #include "cost/hardware.h"
 #include "engine/error.h"
+#include "engine/host_memory.h"
 
 namespace cost {
 namespace {
@@ -119,7 +119,10 @@ double measure_read_bandwidth(int threads, size_t& buffer_bytes) {
   buffer_bytes = std::clamp(2 * last_level_cache_bytes(), kMinBufferBytes, kMaxBufferBytes);
   const size_t words = buffer_bytes / sizeof(uint64_t);
   const size_t chunk = words / static_cast<size_t>(threads);
-  std::unique_ptr<uint64_t[]> buffer(new uint64_t[words]);
+  // On the pages the engine streams its weights from (host_memory.h): with 4 KiB pages the probe
+  // would measure the TLB as much as the memory.
+  engine::HostMemory memory(words * sizeof(uint64_t));
+  auto* buffer = reinterpret_cast<uint64_t*>(memory.data());
   run_together(threads, [&](int t) {  // first touch by the reading thread
     for (size_t i = t * chunk; i < (t + 1) * chunk; ++i) buffer[i] = i;
   });

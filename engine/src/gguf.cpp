@@ -220,11 +220,11 @@ std::unique_ptr<GGUFFile> GGUFFile::open(const std::string& path, GGUFLoad mode)
   if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
   file->size_ = static_cast<size_t>(st.st_size);
   if (file->size_ < kGGUFMagic.size()) throw Error(path + ": not a GGUF file (too short for the magic)");
-  // Writable and private: a backend may regroup weights in place (never written to the file).
-  void* map = mmap(nullptr, file->size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, file->fd_, 0);
+  void* map = mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, file->fd_, 0);
   if (map == MAP_FAILED) throw Error(path + ": cannot map: " + std::strerror(errno));
   file->map_ = static_cast<const uint8_t*>(map);
   file->parse(mode);
+  if (mode == GGUFLoad::kFull) file->read_data();
   return file;
 }
 
@@ -332,6 +332,20 @@ void GGUFFile::parse(GGUFLoad mode) {
   }
 }
 
+void GGUFFile::read_data() {
+  if (data_offset_ >= size_) return;
+  HostMemory data(size_ - data_offset_);
+  for (size_t done = 0; done < data.size();) {
+    const ssize_t n = pread(fd_, data.data() + done, data.size() - done, static_cast<off_t>(data_offset_ + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw Error(path_ + ": cannot read tensor data at offset " + std::to_string(data_offset_ + done) + ": " +
+                  (n < 0 ? std::strerror(errno) : "the file ended early"));
+    done += static_cast<size_t>(n);
+  }
+  data_ = std::move(data);
+}
+
 const GGUFValue* GGUFFile::find(std::string_view key) const {
   for (const auto& [k, v] : kv_)
     if (k == key) return &v;
@@ -422,6 +436,7 @@ const GGUFTensorInfo* GGUFFile::find_tensor(std::string_view name) const {
 
 const void* GGUFFile::tensor_data(const GGUFTensorInfo& t) const {
   if (!has_data_) return nullptr;
+  if (data_.data()) return data_.data() + t.offset;
   return map_ + data_offset_ + t.offset;
 }
 

@@ -1,15 +1,11 @@
 // The CPU backend: validates every node against the kernels' (op, dtype) support, then runs
 // the nodes in order on a persistent thread pool, timing each with steady_clock when profiling.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <memory>
 #include <new>
 #include <string>
 #include <thread>
-#include <unordered_set>
 
 #include "cpu/kernels.h"
 #include "cpu/repack.h"
@@ -102,7 +98,6 @@ class CpuBackend final : public Backend {
 
   void allocate(const Graph& graph, const Plan& plan) override {
     if (cpu::simd_active()) pack_weights(graph);
-    map_lookup_tables(graph);
     buffer_.reserve(plan.buffer_size);
     plan.bind(graph, buffer_.data());
   }
@@ -161,22 +156,6 @@ class CpuBackend final : public Backend {
     }
   }
 
-  // Fills the page tables of weights that GET_ROWS reads (embeddings) once, up front: each new
-  // token otherwise touches a page of the file for the first time, a fault of tens of
-  // microseconds in the middle of a step.
-  void map_lookup_tables(const Graph& graph) {
-    for (const Tensor* node : graph.nodes()) {
-      const Tensor* table = node->op == Op::GET_ROWS ? node->src[0] : nullptr;
-      if (!table || !table->has(kWeight) || !table->data || !mapped_tables_.insert(table).second) continue;
-#ifdef MADV_POPULATE_READ
-      const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-      const uintptr_t begin = reinterpret_cast<uintptr_t>(table->data) / page * page;
-      const uintptr_t end = reinterpret_cast<uintptr_t>(table->data) + table->nbytes();
-      madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);  // best effort
-#endif
-    }
-  }
-
   int threads_for(const Tensor* node) const {
     if (node->op == Op::MUL_MAT) return pool_.size();
     // Many one-element rows (a transposed V store) cost a cache miss each, not their size.
@@ -204,7 +183,6 @@ class CpuBackend final : public Backend {
     });
   }
 
-  std::unordered_set<const Tensor*> mapped_tables_;
   cpu::ThreadPool pool_;
   cpu::Barrier barrier_;
   HostBuffer buffer_;

@@ -1,8 +1,5 @@
 #include "cpu/repack.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
 #include <unordered_set>
@@ -50,20 +47,6 @@ void convert_group(DType type, int64_t k, char* rows, char* packed, bool to_pack
   }
 }
 
-// Faults the pages in writable up front: a private file page first read and then written is
-// copied and its read-only mapping flushed from every core's TLB, one page at a time.
-void populate_for_writing(void* data, size_t bytes) {
-#ifdef MADV_POPULATE_WRITE
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(data) / page * page;
-  const uintptr_t end = reinterpret_cast<uintptr_t>(data) + bytes;
-  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);  // best effort: faults happen anyway
-#else
-  (void)data;
-  (void)bytes;
-#endif
-}
-
 bool has_packed_layout(DType type) {
   return type == DType::Q4_0 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q6_K;
 }
@@ -79,7 +62,6 @@ void pack_rows(DType type, int64_t k, int64_t rows, void* data) {
   if (!has_packed_layout(type)) throw Error("pack_rows: no packed layout for " + std::string(dtype_name(type)));
   if (rows % kPackRows != 0) throw Error("pack_rows: " + std::to_string(rows) + " rows are not whole groups");
   const size_t group_bytes = kPackRows * row_bytes(type, k);
-  populate_for_writing(data, group_bytes * static_cast<size_t>(rows / kPackRows));
   std::vector<char> group(group_bytes);
   for (int64_t g = 0; g < rows / kPackRows; ++g) {
     char* file = static_cast<char*>(data) + g * group_bytes;

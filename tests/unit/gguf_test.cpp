@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <filesystem>
@@ -270,6 +271,30 @@ TEST(GGUFRoundTrip, TensorsOfEveryDTypeKeepShapeSizeAndBytes) {
     ASSERT_NE(data, nullptr);
     EXPECT_EQ(std::vector<uint8_t>(data, data + info->nbytes), payloads[k]);
   }
+}
+
+// kFull reads the data into memory of its own: a kernel regrouping weights there in place
+// changes neither the file nor another reader of it.
+TEST(GGUFRoundTrip, FullLoadDataIsAWritableCopyOfTheFile) {
+  TempDir tmp;
+  GGUFWriter w;
+  std::vector<uint8_t> payload(4096);
+  for (size_t k = 0; k < payload.size(); ++k) payload[k] = static_cast<uint8_t>(k * 7);
+  w.add_tensor("t", DType::F32, {1024}, payload);
+  const std::string path = tmp.file("copy.gguf");
+  w.write(path);
+  const std::vector<uint8_t> file_before = read_bytes(path);
+
+  auto a = GGUFFile::open(path);
+  auto* data = static_cast<uint8_t*>(const_cast<void*>(a->tensor_data(a->tensors()[0])));
+  ASSERT_NE(data, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(data) % 32, 0u);
+  std::fill(data, data + payload.size(), uint8_t{0xAB});
+
+  auto b = GGUFFile::open(path);
+  const auto* fresh = static_cast<const uint8_t*>(b->tensor_data(b->tensors()[0]));
+  EXPECT_EQ(std::vector<uint8_t>(fresh, fresh + payload.size()), payload);
+  EXPECT_EQ(read_bytes(path), file_before);
 }
 
 TEST(GGUFWriter, HonoursCallerAlignment) {

@@ -1,6 +1,6 @@
 #pragma once
-// GGUF v2/v3 files: a reader that maps the file and hands out zero-copy tensor data,
-// and a writer. Every count, offset and size read from a file is checked against the
+// GGUF v2/v3 files: a reader that maps the file's header and reads its tensor data (or, for
+// analysis only, leaves it in the mapping), and a writer. Every count, offset and size read from a file is checked against the
 // file's size before use; a malformed file raises engine::Error naming the file and
 // what was wrong.
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/dtype.h"
+#include "engine/host_memory.h"
 
 namespace engine {
 
@@ -68,7 +69,9 @@ enum class GGUFLoad {
 
 class GGUFFile {
  public:
-  // Maps `path` and parses its header. Throws Error on any malformed content.
+  // Maps `path` and parses its header; kFull also reads the tensor data into memory of its own
+  // (host_memory.h), which kernels may write (regroup weights) without touching the file.
+  // Throws Error on any malformed content or failed read.
   static std::unique_ptr<GGUFFile> open(const std::string& path, GGUFLoad mode = GGUFLoad::kFull);
   // Parses a GGUF image held in memory; `name` stands for the path in messages.
   static std::unique_ptr<GGUFFile> from_bytes(std::string name, std::vector<uint8_t> bytes,
@@ -102,16 +105,19 @@ class GGUFFile {
 
   const std::vector<GGUFTensorInfo>& tensors() const { return tensors_; }
   const GGUFTensorInfo* find_tensor(std::string_view name) const;
-  // Pointer to the tensor's bytes inside the mapping; nullptr when has_data() is false.
+  // Pointer to the tensor's bytes (in the data read by kFull, else in the mapping or image);
+  // nullptr when has_data() is false.
   const void* tensor_data(const GGUFTensorInfo& t) const;
 
  private:
   GGUFFile() = default;
   void parse(GGUFLoad mode);
+  void read_data();
 
   std::string path_;
   int fd_ = -1;
   std::vector<uint8_t> owned_;  // the image, for from_bytes
+  HostMemory data_;             // the data section, for open with kFull
   const uint8_t* map_ = nullptr;
   size_t size_ = 0;
   uint32_t version_ = 0;

@@ -3,9 +3,9 @@
 // position-major ([n_embd_kv] per position); V is stored transposed ([n_ctx] per
 // channel) so attention reads it as a dense matrix.
 #include <cstdint>
-#include <vector>
 
 #include "engine/dtype.h"
+#include "engine/host_memory.h"
 #include "engine/model.h"
 
 namespace engine {
@@ -31,7 +31,7 @@ class KVCache {
   DType type_;
   int64_t n_ctx_, n_layer_, n_embd_kv_;
   size_t layer_bytes_;
-  std::vector<uint8_t> storage_;
+  HostMemory storage_;
 };
 
 }  // namespace engine
