@@ -93,13 +93,24 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
                                  : kRowChunk;
   const int64_t n_chunks = (ne01 + chunk_rows - 1) / chunk_rows;
   const DotOrder order = dot_order(a->type, K, ne01, ne11, dst->params[0] == kMulMatKvSpan);
-  const WorkRange items = split_work(n_chunks * ne12 * b->ne[3], p.ith, p.nth);
+  // One column per batch, r2 batches on each src0 batch (decode attention, the query heads
+  // sharing a K / V head): those batches become the columns of one tile, so each K / V row is
+  // read once for all of them. Each output keeps its own dot, in the same order.
+  const int64_t heads = ne11 == 1 && r2 > 1 && order != DotOrder::kBatch ? r2 : 1;
+  const int64_t batches = ne12 / heads;
+  const WorkRange items = split_work(n_chunks * batches * b->ne[3], p.ith, p.nth);
   for (int64_t item = items.begin; item < items.end; ++item) {
-    const int64_t chunk = item % n_chunks, i12 = (item / n_chunks) % ne12, i13 = item / (n_chunks * ne12);
+    const int64_t chunk = item % n_chunks, i12 = (item / n_chunks) % batches * heads, i13 = item / (n_chunks * batches);
     const char* w_batch = bytes(a->data) + (i12 / r2) * a->nb[2] + (i13 / r3) * a->nb[3];
     const char* act_batch = acts + (i13 * ne12 + i12) * ne11 * static_cast<int64_t>(act_row);
     char* dst_batch = static_cast<char*>(dst->data) + i12 * dst->nb[2] + i13 * dst->nb[3];
     const int64_t row0 = chunk * chunk_rows, rows = std::min(ne01, row0 + chunk_rows) - row0;
+    if (heads > 1) {
+      dot_tile(a->type, order,
+               DotTile{K, w_batch + row0 * static_cast<int64_t>(a->nb[1]), a->nb[1], rows, act_batch, act_row, heads,
+                       dst_batch + row0 * static_cast<int64_t>(dst->nb[0]), dst->nb[0], dst->nb[2], a->has(kPacked)});
+      continue;
+    }
     // Columns of one order at a time: a repacked multiply gives its leftover columns the row order.
     const int64_t split = column_order(a->type, order, ne11 - 1, ne11) == order ? ne11 : ne11 - ne11 % 4;
     const int64_t col_block = a->type == DType::F16 ? kColBlockF16 : kColBlock;

@@ -33,6 +33,17 @@ inline VF vf_load_f16(const uint16_t* p) {
   return {_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
           _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8)))};
 }
+// The first `count` (0..16) elements at p, zeros after them; nothing past them is read.
+inline VF vf_load_first(const float* p, int64_t count) {
+  float v[16] = {};
+  std::memcpy(v, p, static_cast<size_t>(count) * sizeof(float));
+  return vf_load_f32(v);
+}
+inline VF vf_load_first(const uint16_t* p, int64_t count) {
+  uint16_t v[16] = {};
+  std::memcpy(v, p, static_cast<size_t>(count) * sizeof(uint16_t));
+  return vf_load_f16(v);
+}
 inline VF vf_add(VF a, VF b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
 inline VF vf_sub(VF a, VF b) { return {_mm256_sub_ps(a.lo, b.lo), _mm256_sub_ps(a.hi, b.hi)}; }
 inline VF vf_mul(VF a, VF b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }

@@ -36,6 +36,13 @@ inline VF vf_zero() { return _mm512_setzero_ps(); }
 inline VF vf_set1(float v) { return _mm512_set1_ps(v); }
 inline VF vf_load_f32(const float* p) { return _mm512_loadu_ps(p); }
 inline VF vf_load_f16(const uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+// The first `count` (0..16) elements at p, zeros after them; nothing past them is read.
+inline VF vf_load_first(const float* p, int64_t count) {
+  return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << count) - 1), p);
+}
+inline VF vf_load_first(const uint16_t* p, int64_t count) {
+  return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(static_cast<__mmask16>((1u << count) - 1), p));
+}
 inline VF vf_add(VF a, VF b) { return _mm512_add_ps(a, b); }
 inline VF vf_sub(VF a, VF b) { return _mm512_sub_ps(a, b); }
 inline VF vf_mul(VF a, VF b) { return _mm512_mul_ps(a, b); }

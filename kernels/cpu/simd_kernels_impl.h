@@ -9,7 +9,7 @@
 // The SIMD kernels' bodies, written once over a small vector vocabulary and compiled per
 // instruction set: simd_avx2.cpp and simd_avx512.cpp each include this file inside an
 // anonymous namespace of their own, after defining
-//   VF (16 float lanes) with vf_zero, vf_set1, vf_load_f32, vf_load_f16, vf_add, vf_sub,
+//   VF (16 float lanes) with vf_zero, vf_set1, vf_load_f32, vf_load_f16, vf_load_first, vf_add, vf_sub,
 //   vf_mul, vf_div, vf_fma (a*b+c), vf_fold8 (lanes i + (i + 8)), vf_store, vf_store_f16, vf_flush_denormal, vf_bf16_even, vf_bf16_odd,
 //   vf_exp_scale (j * 2^n, 0 / inf where |n| > 192);
 //   dpbf16(acc, w, a) with the AVX512_BF16 semantics (see dot_float.cpp);
@@ -305,42 +305,73 @@ void bf16_tiled(const DotTile& t) {
 
 constexpr int64_t kRowStepElems = 4 * kVecLanes;
 
-// vec_dot order: four accumulators over 64-element steps (a zero-padded last step when
-// `padded`), folded 0+2, 1+3, then 0+1, then the lane tree. Returns where leftovers start.
-template <typename TW, typename TA>
-int64_t float_row_vector_part(int64_t n, const TW* w, const TA* a, bool padded, float& sum) {
-  VF acc[4] = {vf_zero(), vf_zero(), vf_zero(), vf_zero()};
+// vec_dot order for one weight row and CB activation columns (floats): per column four
+// accumulators over 64-element steps (a zero-padded last step when `padded`), folded 0+2, 1+3,
+// then 0+1 into folded[c]; the lane tree is the caller's. Each weight vector is loaded once
+// for all columns. Returns where leftovers start.
+template <int CB, typename TW>
+int64_t float_row_folded(int64_t n, const TW* w, const float* const (&a)[CB], bool padded, VF (&folded)[CB]) {
+  VF acc[CB][4];
+  for (int c = 0; c < CB; ++c)
+    for (int j = 0; j < 4; ++j) acc[c][j] = vf_zero();
   int64_t i = 0;
   for (; i + kRowStepElems <= n; i += kRowStepElems) {
     prefetch_stream(reinterpret_cast<const char*>(w + i), kRowStepElems * sizeof(TW));  // rows follow each other
-    for (int j = 0; j < 4; ++j) acc[j] = vf_fma(vf_load(w + i + j * kVecLanes), vf_load(a + i + j * kVecLanes), acc[j]);
+    for (int j = 0; j < 4; ++j) {
+      const VF wv = vf_load(w + i + j * kVecLanes);
+      for (int c = 0; c < CB; ++c) acc[c][j] = vf_fma(wv, vf_load_f32(a[c] + i + j * kVecLanes), acc[c][j]);
+    }
   }
   if (padded && i < n) {
-    TW wt[kRowStepElems] = {};
-    TA at[kRowStepElems] = {};
-    std::memcpy(wt, w + i, static_cast<size_t>(n - i) * sizeof(TW));
-    std::memcpy(at, a + i, static_cast<size_t>(n - i) * sizeof(TA));
-    for (int j = 0; j < 4; ++j) acc[j] = vf_fma(vf_load(wt + j * kVecLanes), vf_load(at + j * kVecLanes), acc[j]);
+    for (int j = 0; j < 4; ++j) {
+      const int64_t first = i + j * kVecLanes, count = first >= n ? 0 : min_i64(n - first, kVecLanes);
+      const VF wv = vf_load_first(w + first, count);
+      for (int c = 0; c < CB; ++c) acc[c][j] = vf_fma(wv, vf_load_first(a[c] + first, count), acc[c][j]);
+    }
     i = n;
   }
-  const VF folded = vf_add(vf_add(acc[0], acc[2]), vf_add(acc[1], acc[3]));
-  sum = vf_reduce(folded);
+  for (int c = 0; c < CB; ++c) folded[c] = vf_add(vf_add(acc[c][0], acc[c][2]), vf_add(acc[c][1], acc[c][3]));
   return i;
 }
 
-float f32_row(int64_t n, const float* w, const float* a, bool padded) {
-  float sum;
-  for (int64_t i = float_row_vector_part(n, w, a, padded, sum); i < n; ++i) sum = __builtin_fmaf(w[i], a[i], sum);
+// What follows the vector part: F32 rows go on with the FMA chain, F16 rows sum in double.
+inline float float_row_tail(int64_t n, int64_t i, const float* w, const float* a, float sum) {
+  for (; i < n; ++i) sum = __builtin_fmaf(w[i], a[i], sum);
   return sum;
 }
-
-// The activation a already widened to floats (exactly), so each row converts only its weights.
-float f16_row(int64_t n, const uint16_t* w, const float* a, bool padded) {
-  float vsum;
-  int64_t i = float_row_vector_part(n, w, a, padded, vsum);
-  double sum = vsum;
+inline float float_row_tail(int64_t n, int64_t i, const uint16_t* w, const float* a, float vector_sum) {
+  double sum = vector_sum;
   for (; i < n; ++i) sum += static_cast<double>(fp16_to_fp32(w[i]) * a[i]);
   return static_cast<float>(sum);
+}
+
+// Every output of a tile in the vec_dot order, activations already floats at a (an F16 row
+// converts only its weights). Where the instruction set has vf_reduce4, four columns share
+// each weight row's loads and one lane-tree reduction (attention's query heads on one K / V
+// head: short rows, where the reduction costs as much as the multiplies).
+template <typename TW>
+void float_rows(const DotTile& t, const char* a, size_t a_stride, bool padded) {
+  const auto column = [&](int64_t c) { return reinterpret_cast<const float*>(a + c * static_cast<int64_t>(a_stride)); };
+  for (int64_t r = 0; r < t.rows; ++r) {
+    const auto* w = reinterpret_cast<const TW*>(t.w + r * static_cast<int64_t>(t.w_stride));
+    int64_t c = 0;
+#ifdef ENGINE_VF_REDUCE4
+    for (; c + 4 <= t.cols; c += 4) {
+      const float* ac[4] = {column(c), column(c + 1), column(c + 2), column(c + 3)};
+      VF folded[4];
+      const int64_t i = float_row_folded(t.n, w, ac, padded, folded);
+      alignas(16) float sums[4];
+      _mm_store_ps(sums, vf_reduce4(folded));
+      for (int k = 0; k < 4; ++k) store_out(t, r, c + k, float_row_tail(t.n, i, w, ac[k], sums[k]));
+    }
+#endif
+    for (; c < t.cols; ++c) {
+      const float* ac[1] = {column(c)};
+      VF folded[1];
+      const int64_t i = float_row_folded(t.n, w, ac, padded, folded);
+      store_out(t, r, c, float_row_tail(t.n, i, w, ac[0], vf_reduce(folded[0])));
+    }
+  }
 }
 
 // vec_dot order for BF16: two dot-product accumulators over 64-element steps.
@@ -379,10 +410,7 @@ bool float_dot_tile(DType weight, DotOrder order, const DotTile& t) {
     case DType::F32:
       if (tiled && short_dot(t.n)) return short_tiled<float, float>(t), true;
       if (tiled) return float_tiled<float>(t), true;
-      per_output(t, [&](const char* w, const char* a) {
-        return f32_row(t.n, reinterpret_cast<const float*>(w), reinterpret_cast<const float*>(a), padded);
-      });
-      return true;
+      return float_rows<float>(t, t.a, t.a_stride, padded), true;
     case DType::F16: {
       if (tiled && short_dot(t.n)) return short_tiled<uint16_t, uint16_t>(t), true;
       if (tiled) return f16_tiled(t), true;
@@ -394,13 +422,8 @@ bool float_dot_tile(DType weight, DotOrder order, const DotTile& t) {
         for (; k + kVecLanes <= t.n; k += kVecLanes) vf_store(wide + c * t.n + k, vf_load_f16(a + k));
         for (; k < t.n; ++k) wide[c * t.n + k] = fp16_to_fp32(a[k]);
       }
-      DotTile f = t;
-      f.a = reinterpret_cast<const char*>(wide);
-      f.a_stride = static_cast<size_t>(t.n) * sizeof(float);
-      per_output(f, [&](const char* w, const char* a) {
-        return f16_row(t.n, reinterpret_cast<const uint16_t*>(w), reinterpret_cast<const float*>(a), padded);
-      });
-      return true;
+      return float_rows<uint16_t>(t, reinterpret_cast<const char*>(wide), static_cast<size_t>(t.n) * sizeof(float), padded),
+             true;
     }
     case DType::BF16:
       if (tiled) return bf16_tiled<Native>(t), true;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "cpu/kernels.h"
@@ -63,16 +64,19 @@ std::vector<float> activation_row(DType weight, const Tensor* b, int64_t i11, in
   return x;
 }
 
+// Threads run one after another here, with no barrier between the phases: the first pass
+// converts every activation row, the second computes each thread's outputs from them.
 void run_mul_mat(Tensor* dst, int nth = 1) {
   std::vector<uint8_t> work(cpu::mul_mat_work_size(dst, nth));
-  for (int ith = 0; ith < nth; ++ith) {
-    cpu::ComputeParams p;
-    p.ith = ith;
-    p.nth = nth;
-    p.wdata = work.data();
-    p.wsize = work.size();
-    cpu::mul_mat(p, dst);
-  }
+  for (int pass = 0; pass < (nth > 1 ? 2 : 1); ++pass)
+    for (int ith = 0; ith < nth; ++ith) {
+      cpu::ComputeParams p;
+      p.ith = ith;
+      p.nth = nth;
+      p.wdata = work.data();
+      p.wsize = work.size();
+      cpu::mul_mat(p, dst);
+    }
 }
 
 // Compares dst against double-precision dots of dequantized weights and activations.
@@ -192,16 +196,44 @@ TEST(MulMat, ThreadSplitCoversEveryOutput) {
   s.bind(w), s.bind(x), s.bind(y);
   fill_random(w, 11);
   fill_random(x, 12);
-  // Threads run one after another here, with no barrier between the phases: the first pass
-  // converts every activation row, the second computes each thread's outputs from them.
-  std::vector<uint8_t> work(cpu::mul_mat_work_size(y, 3));
-  for (int pass = 0; pass < 2; ++pass)
-    for (int ith = 0; ith < 3; ++ith) {
-      cpu::ComputeParams p;
-      p.ith = ith, p.nth = 3, p.wdata = work.data(), p.wsize = work.size();
-      cpu::mul_mat(p, y);
-    }
+  run_mul_mat(y, 3);
   expect_mul_mat_correct(y);
+}
+
+// Decode attention: one column per query head, `heads` query heads on each K / V head. They
+// are multiplied as one tile; every output must still be its own row dot, bit for bit (four
+// heads share a register reduction, a fifth runs alone).
+TEST(MulMat, QueryHeadsSharingAKvHeadGiveTheirOwnRowDots) {
+  for (DType t : {DType::F16, DType::F32})
+    for (int64_t heads : {2, 4, 5})
+      for (bool kv_span : {false, true})
+        for (int nth : {1, 2}) {
+          SCOPED_TRACE(std::string(dtype_name(t)) + " heads " + std::to_string(heads) + (kv_span ? " span" : "") +
+                       " threads " + std::to_string(nth));
+          Graph g;
+          Storage s;
+          const int64_t K = 96, rows = 21, kv_heads = 3;
+          const int64_t wne[3] = {K, rows, kv_heads}, xne[3] = {K, 1, kv_heads * heads};
+          Tensor* w = g.new_tensor(t, 3, wne, "k");
+          Tensor* x = g.new_tensor(DType::F32, 3, xne, "q");
+          Tensor* y = g.mul_mat(w, x);
+          if (kv_span) y->params[0] = kMulMatKvSpan;
+          s.bind(w), s.bind(x), s.bind(y);
+          fill_random(w, 13);
+          fill_random(x, 14);
+          run_mul_mat(y, nth);
+          const cpu::DotOrder order = kv_span ? cpu::DotOrder::kRowPadded : cpu::DotOrder::kRow;
+          std::vector<uint8_t> act(row_bytes(cpu::vec_dot_type(t), K));
+          for (int64_t i12 = 0; i12 < xne[2]; ++i12) {
+            cpu::quantize_activation(t, reinterpret_cast<const float*>(static_cast<char*>(x->data) + i12 * x->nb[2]),
+                                     act.data(), K);
+            for (int64_t r = 0; r < rows; ++r) {
+              const char* wr = static_cast<const char*>(w->data) + r * w->nb[1] + i12 / heads * w->nb[2];
+              const float want = cpu::dot(t, K, wr, act.data(), order), got = f32_at(y, r, 0, i12);
+              ASSERT_EQ(std::memcmp(&want, &got, sizeof want), 0) << "row " << r << " head " << i12 << ": " << want << " vs " << got;
+            }
+          }
+        }
 }
 
 TEST(MulMat, RepackedKQuantsUseGemmForGroupsOfFourColumnsAndGemvForTheRest) {
