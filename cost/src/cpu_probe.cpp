@@ -123,7 +123,7 @@ double measure_read_bandwidth(int threads, size_t& buffer_bytes) {
   // would measure the TLB as much as the memory.
   engine::HostMemory memory(words * sizeof(uint64_t));
   auto* buffer = reinterpret_cast<uint64_t*>(memory.data());
-  run_together(threads, [&](int t) {  // first touch by the reading thread
+  run_together(threads, [&](int t) {  // each thread writes the chunk it will read
     for (size_t i = t * chunk; i < (t + 1) * chunk; ++i) buffer[i] = i;
   });
   double best = 1e30;

@@ -1,8 +1,8 @@
 #pragma once
 // GGUF v2/v3 files: a reader that maps the file's header and reads its tensor data (or, for
-// analysis only, leaves it in the mapping), and a writer. Every count, offset and size read from a file is checked against the
-// file's size before use; a malformed file raises engine::Error naming the file and
-// what was wrong.
+// analysis only, leaves it in the mapping), and a writer. Every count, offset and size read
+// from a file is checked against the file's size before use; a malformed file raises
+// engine::Error naming the file and what was wrong.
 #include <cstdint>
 #include <memory>
 #include <string>

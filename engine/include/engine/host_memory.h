@@ -1,5 +1,5 @@
 #pragma once
-// Large host buffers (weights, KV cache, activations) on 2 MiB pages where the kernel offers
+// Large host buffers (weights, KV cache) on 2 MiB pages where the kernel offers
 // them (transparent huge pages). Streaming a model's weights through 4 KiB pages costs a TLB
 // miss every 4 KiB and a scattered KV store one per row; huge pages remove nearly all of both.
 // Without huge pages the buffer still works, on ordinary pages.
