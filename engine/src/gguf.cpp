@@ -220,7 +220,9 @@ std::unique_ptr<GGUFFile> GGUFFile::open(const std::string& path, GGUFLoad mode)
   if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
   file->size_ = static_cast<size_t>(st.st_size);
   if (file->size_ < kGGUFMagic.size()) throw Error(path + ": not a GGUF file (too short for the magic)");
-  void* map = mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, file->fd_, 0);
+  // Writable and private: where the data stays in the mapping (see read_data), a backend may
+  // still regroup weights in place; nothing is ever written to the file.
+  void* map = mmap(nullptr, file->size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, file->fd_, 0);
   if (map == MAP_FAILED) throw Error(path + ": cannot map: " + std::strerror(errno));
   file->map_ = static_cast<const uint8_t*>(map);
   file->parse(mode);
@@ -334,6 +336,10 @@ void GGUFFile::parse(GGUFLoad mode) {
 
 void GGUFFile::read_data() {
   if (data_offset_ >= size_) return;
+  // Data larger than the free memory stays in the mapping, paged in from the file as used:
+  // populating it all would only hand the process to the out-of-memory killer.
+  const size_t available = available_host_memory();
+  if (available != 0 && size_ - data_offset_ > available) return;
   HostMemory data(size_ - data_offset_);
   for (size_t done = 0; done < data.size();) {
     const ssize_t n = pread(fd_, data.data() + done, data.size() - done, static_cast<off_t>(data_offset_ + done));

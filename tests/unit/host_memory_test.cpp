@@ -60,3 +60,10 @@ TEST(HostMemory, ImpossibleSizeIsAnErrorNamingIt) {
     EXPECT_NE(std::string(e.what()).find(std::to_string(~size_t{0} / 2)), std::string::npos) << e.what();
   }
 }
+
+// The figure the GGUF reader compares a model's data with before reading it into memory.
+TEST(HostMemory, AvailableMemoryIsKnownAndPlausible) {
+  const size_t available = engine::available_host_memory();
+  ASSERT_GT(available, size_t{1} << 20) << "MemAvailable missing from /proc/meminfo";
+  EXPECT_LT(available, size_t{1} << 50);
+}

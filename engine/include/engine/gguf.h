@@ -70,7 +70,8 @@ enum class GGUFLoad {
 class GGUFFile {
  public:
   // Maps `path` and parses its header; kFull also reads the tensor data into memory of its own
-  // (host_memory.h), which kernels may write (regroup weights) without touching the file.
+  // (host_memory.h) when it fits in the free memory, else leaves it in the private mapping.
+  // Either way kernels may write it (regroup weights) without touching the file.
   // Throws Error on any malformed content or failed read.
   static std::unique_ptr<GGUFFile> open(const std::string& path, GGUFLoad mode = GGUFLoad::kFull);
   // Parses a GGUF image held in memory; `name` stands for the path in messages.

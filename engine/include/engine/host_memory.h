@@ -27,4 +27,7 @@ class HostMemory {
   size_t size_ = 0;
 };
 
+// Bytes the system can still hand out without swapping (Linux: MemAvailable), 0 when unknown.
+size_t available_host_memory();
+
 }  // namespace engine
