@@ -1048,6 +1048,8 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, co
         }
         continue;
       }
+      // The same sums one column at a time: decode built on the interleaved form above read ~6%
+      // slower (Q4_K_M tg64 35.5 -> 33.1 t/s).
       for (int c = 0; c < CB; ++c) {
         const int8_t* aq = a[c]->qs + 64 * m;
         VI s_lo[2] = {vi_set1(0), vi_set1(0)}, s_hi[2] = {vi_set1(0), vi_set1(0)};
