@@ -125,6 +125,7 @@ inline void load_row_quads(const uint8_t* const* rows, VI (&q)[4]) {
   q[3] = _mm256_unpackhi_epi64(t1, t3);
 }
 inline VI vi_load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+inline void vi_store(void* p, VI v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
 // 32 signed bytes widened to int16 pairs: out[h] lane L = elements 4L + 2h and 4L + 2h + 1.
 inline void q8_pairs(const int8_t* q, __m256i* out) {
   const __m256i split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
@@ -191,6 +192,7 @@ inline VR vr_rows_f16(const uint16_t* d) { return _mm256_cvtph_ps(_mm_set1_epi16
 inline VR vr_set1(float v) { return _mm256_set1_ps(v); }
 inline VR vr_zero() { return _mm256_setzero_ps(); }
 inline VR vr_mul(VR a, VR b) { return _mm256_mul_ps(a, b); }
+inline VR vr_add(VR a, VR b) { return _mm256_add_ps(a, b); }
 inline VR vr_fma(VR a, VR b, VR c) { return _mm256_fmadd_ps(a, b, c); }
 inline void vr_store(float* p, VR v) { _mm256_storeu_ps(p, v); }
 

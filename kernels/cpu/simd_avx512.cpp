@@ -129,6 +129,7 @@ inline void load_row_quads(const uint8_t* const* rows, VI (&q)[4]) {
   q[3] = _mm512_unpackhi_epi64(t1, t3);
 }
 inline VI vi_load(const void* p) { return _mm512_loadu_si512(p); }
+inline void vi_store(void* p, VI v) { _mm512_storeu_si512(p, v); }
 // 32 signed bytes widened to int16 pairs: out[h] lane L = elements 4L + 2h and 4L + 2h + 1.
 inline void q8_pairs(const int8_t* q, __m256i* out) {
   const __m512i wide = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)));
@@ -194,6 +195,7 @@ inline VR vr_rows_f16(const uint16_t* d) {
 inline VR vr_set1(float v) { return _mm512_set1_ps(v); }
 inline VR vr_zero() { return _mm512_setzero_ps(); }
 inline VR vr_mul(VR a, VR b) { return _mm512_mul_ps(a, b); }
+inline VR vr_add(VR a, VR b) { return _mm512_add_ps(a, b); }
 inline VR vr_fma(VR a, VR b, VR c) { return _mm512_fmadd_ps(a, b, c); }
 inline void vr_store(float* p, VR v) { _mm512_storeu_ps(p, v); }
 

@@ -627,6 +627,100 @@ void legacy_lanes(const DotTile& t) {
       [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, RG, 1>(t, act_d, r0, c0); });
 }
 
+// Q8_0 GEMM in the same eight-lane order, each register holding one lane of kRowLanes rows:
+// block i's lane j is dword j of every row, transposed once per row group, so a column's eight
+// lane dots per block are eight instructions against broadcast activation dwords, the signed
+// offsets come per column instead of per row, and the lane tree runs over whole registers.
+
+struct Q8_0LaneRows {
+  VI lanes[8];  // lane j: levels 4j..4j+3 of each row, vi_signed_levels
+  VR d;
+};
+
+struct Q8_0LaneAct {
+  int32_t offset[8];  // lane j's vi_signed_offset
+  float d;
+};
+
+// Block i of the kRowLanes rows from tile row r0 (the file's rows at wp), in either layout.
+inline void q8_0_lane_rows(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, Q8_0LaneRows& w) {
+  const uint8_t* qs[kRowLanes];
+  alignas(64) uint16_t dh[kRowLanes];
+  const char* group = t.packed ? packed_block(t, r0, i, sizeof(BlockQ8_0)) : nullptr;
+  for (int r = 0; r < kRowLanes; ++r) {
+    if (t.packed) {
+      qs[r] = reinterpret_cast<const uint8_t*>(group + kPackRows * sizeof(uint16_t) + (r0 % kPackRows + r) * sizeof(BlockQ8_0::qs));
+      std::memcpy(&dh[r], group + (r0 % kPackRows + r) * sizeof(uint16_t), sizeof(uint16_t));
+    } else {
+      const BlockQ8_0& b = reinterpret_cast<const BlockQ8_0*>(wp[r])[i];
+      qs[r] = reinterpret_cast<const uint8_t*>(b.qs);
+      dh[r] = b.d;
+    }
+  }
+  const uint8_t* upper[kRowLanes];
+  for (int r = 0; r < kRowLanes; ++r) upper[r] = qs[r] + 16;
+  VI quads[4];
+  load_row_quads(qs, quads);
+  for (int j = 0; j < 4; ++j) w.lanes[j] = vi_signed_levels(quads[j]);
+  load_row_quads(upper, quads);
+  for (int j = 0; j < 4; ++j) w.lanes[4 + j] = vi_signed_levels(quads[j]);
+  w.d = vr_load_f16(dh);
+}
+
+template <int CB>
+void q8_0_lane_block(const DotTile& t, const Q8_0LaneRows* rows, const Q8_0LaneAct* act, int64_t r0, int64_t c0) {
+  const char* ap[CB];
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  const int64_t nb = t.n / kQK;
+  VR acc[CB][8];
+  for (int c = 0; c < CB; ++c)
+    for (int j = 0; j < 8; ++j) acc[c][j] = vr_zero();
+  for (int64_t i = 0; i < nb; ++i) {
+    const Q8_0LaneRows& w = rows[i];
+    const Q8_0LaneAct* x[CB];
+    VR d[CB];
+    for (int c = 0; c < CB; ++c) {
+      x[c] = &act[min_i64(c0 + c, t.cols - 1) * nb + i];
+      d[c] = vr_mul(w.d, vr_set1(x[c]->d));
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j)
+#pragma GCC unroll 4
+      for (int c = 0; c < CB; ++c) {
+        int32_t y4;
+        std::memcpy(&y4, reinterpret_cast<const BlockQ8_0*>(ap[c])[i].qs + 4 * j, sizeof y4);
+        const VI lane = vi_dot_s8v(vi_set1(x[c]->offset[j]), w.lanes[j], vi_set1(y4));
+        acc[c][j] = vr_fma(d[c], vr_from_i32(lane), acc[c][j]);
+      }
+  }
+  for (int c = 0; c < CB; ++c) {
+    const VR* a = acc[c];  // hsum_lanes8's tree, lane by lane
+    const VR sum = vr_add(vr_add(vr_add(a[4], a[0]), vr_add(a[6], a[2])), vr_add(vr_add(a[5], a[1]), vr_add(a[7], a[3])));
+    alignas(64) float v[kRowLanes];
+    vr_store(v, sum);
+    for (int r = 0; r < kRowLanes; ++r) store_out(t, r0 + r, c0 + c, v[r]);
+  }
+}
+
+void q8_0_lanes_gemm(const DotTile& t) {
+  const int64_t nb = t.n / kQK;
+  Q8_0LaneAct* acts = thread_buffer<Q8_0LaneAct>(static_cast<size_t>(nb * t.cols));
+  for (int64_t c = 0; c < t.cols; ++c)
+    for (int64_t i = 0; i < nb; ++i) {
+      const BlockQ8_0& a = reinterpret_cast<const BlockQ8_0*>(t.a + c * static_cast<int64_t>(t.a_stride))[i];
+      alignas(64) int32_t offsets[kRowLanes];
+      vi_store(offsets, vi_signed_offset(vi_repeat(load256(a.qs))));
+      Q8_0LaneAct& x = acts[c * nb + i];
+      std::memcpy(x.offset, offsets, sizeof x.offset);
+      x.d = half(a.d);
+    }
+  for_prepared_row_blocks<kRowLanes, Q8_0LaneRows>(
+      t, nb, 1, [&](const char* const* wp, int64_t r0, int64_t i, Q8_0LaneRows* out) { q8_0_lane_rows(t, wp, r0, i, *out); },
+      [&](auto cols, const Q8_0LaneRows* rows, int64_t r0, int64_t c0) {
+        q8_0_lane_block<decltype(cols)::value>(t, rows, acts, r0, c0);
+      });
+}
+
 // Q4_0 repacked order: per output one float accumulator, one FMA per block of its exact
 // integer dot. kRowLanes weight rows share a register, one lane each (their 16 nibble bytes
 // transposed to dword columns), so a block's dot needs no horizontal sum. The levels are
@@ -1379,7 +1473,10 @@ bool dot_tile_impl(DType weight, DotOrder order, const DotTile& t) {
     case DType::F32:
     case DType::F16:
     case DType::BF16: return float_dot_tile<Native>(weight, order, t);
-    case DType::Q8_0: return legacy_lanes<Q8_0Levels>(t), true;
+    case DType::Q8_0:
+      // AVX2 has no unsigned-by-signed byte dot: a lane register per row costs it more than it saves.
+      if (kRowLanes == 16 && t.cols > 1) return q8_0_lanes_gemm(t), true;
+      return legacy_lanes<Q8_0Levels>(t), true;
     case DType::Q5_0: return legacy_lanes<Q5_0Levels>(t), true;
     case DType::Q4_1: return legacy_lanes<Q4_1Levels>(t), true;
     case DType::Q5_1: return legacy_lanes<Q5_1Levels>(t), true;
