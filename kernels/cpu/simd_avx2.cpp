@@ -182,8 +182,6 @@ inline VI vi_dot_u8v(VI acc, VI x, VI y) {
 inline VI vi_signed_levels(VI x) { return x; }
 inline VI vi_signed_offset(VI) { return _mm256_setzero_si256(); }
 inline VI vi_dot_s8v(VI acc, VI x, VI y) { return vi_dot_u8v(acc, _mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x)); }
-// The register's row group (one row, eight lanes) from kRowLanes row values: v[g] everywhere.
-inline VR vr_row_group(VR v, int g) { return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(g)); }
 inline VR vr_set_groups(const float* s) { return _mm256_set1_ps(s[0]); }
 inline VR vr_from_i32(VI v) { return _mm256_cvtepi32_ps(v); }
 inline VR vr_load_f16(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }

@@ -178,11 +178,6 @@ inline VI vi_signed_offset(VI y) {
   return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(static_cast<char>(0x80)), y));
 }
 inline VI vi_dot_s8v(VI acc, VI x, VI y) { return _mm512_dpbusd_epi32(acc, x, y); }
-// The register's row groups (two rows, eight lanes each) spread from kRowLanes row values:
-// lanes 0..7 get v[2g], lanes 8..15 v[2g + 1].
-inline VR vr_row_group(VR v, int g) {
-  return _mm512_permutexvar_ps(_mm512_inserti64x4(_mm512_set1_epi32(2 * g), _mm256_set1_epi32(2 * g + 1), 1), v);
-}
 inline VR vr_set_groups(const float* s) {
   return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set1_ps(s[0])), _mm256_set1_ps(s[1]), 1);
 }

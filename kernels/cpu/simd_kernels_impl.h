@@ -557,16 +557,13 @@ void legacy_lanes_block(const DotTile& t, const float* act_d, int64_t r0, int64_
     VR dw[RG];
     if (L::kPackable && t.packed) {
       const char* blk = group + i * kPackRows * static_cast<int64_t>(sizeof(Block));
-      prefetch_stream(blk, kPackRows * sizeof(Block), CB == 1);  // a GEMM rereads the block per column group
+      prefetch_stream(blk, kPackRows * sizeof(Block));
       const auto* scales = reinterpret_cast<const uint16_t*>(blk) + lane0;
-      const VR d = vr_load_f16(scales);  // the kRowLanes rows from lane0
       const char* levels = blk + kPackRows * sizeof(uint16_t) + lane0 * sizeof(BlockQ8_0::qs);
-      static_assert(RB <= kRowLanes, "one register of scales covers the block's rows");
+      static_assert(kPackRows % RB == 0, "the block's rows lie in one packed group");
       for (int g = 0; g < RG; ++g) {
         lv[g] = vi_signed_levels(vi_load(levels + g * kLaneRows * sizeof(BlockQ8_0::qs)));
-        // A GEMM converts the block's scales once and spreads them per register; decode, bound
-        // by the weight stream, reads better with each register's two scales loaded on their own.
-        dw[g] = CB == 1 ? vr_rows_f16(scales + g * kLaneRows) : vr_row_group(d, g);
+        dw[g] = vr_rows_f16(scales + g * kLaneRows);
       }
     } else {
       prefetch_rows<RB>(t, r0 + RB, i, nb);
@@ -631,6 +628,7 @@ void legacy_lanes(const DotTile& t) {
 // block i's lane j is dword j of every row, transposed once per row group, so a column's eight
 // lane dots per block are eight instructions against broadcast activation dwords, the signed
 // offsets come per column instead of per row, and the lane tree runs over whole registers.
+// (Decode keeps legacy_lanes: with one column nothing amortizes the transposition.)
 
 struct Q8_0LaneRows {
   VI lanes[8];  // lane j: levels 4j..4j+3 of each row, vi_signed_levels
@@ -1473,10 +1471,7 @@ bool dot_tile_impl(DType weight, DotOrder order, const DotTile& t) {
     case DType::F32:
     case DType::F16:
     case DType::BF16: return float_dot_tile<Native>(weight, order, t);
-    case DType::Q8_0:
-      // AVX2 has no unsigned-by-signed byte dot: a lane register per row costs it more than it saves.
-      if (kRowLanes == 16 && t.cols > 1) return q8_0_lanes_gemm(t), true;
-      return legacy_lanes<Q8_0Levels>(t), true;
+    case DType::Q8_0: return (t.cols > 1 ? q8_0_lanes_gemm(t) : legacy_lanes<Q8_0Levels>(t)), true;
     case DType::Q5_0: return legacy_lanes<Q5_0Levels>(t), true;
     case DType::Q4_1: return legacy_lanes<Q4_1Levels>(t), true;
     case DType::Q5_1: return legacy_lanes<Q5_1Levels>(t), true;
