@@ -127,7 +127,7 @@ void for_blocks(const DotTile& t, BlockN blockN, Block1 block1) {
 // (prepare(wp, r0, i, &prepared[i * per_block]), wp the rows in the file layout; the next group
 // prefetched meanwhile), then calls run(cols, prepared, r0, c0) for every column, cols = 4 where
 // four remain, else 1.
-template <int RB, typename Prepared, typename Prepare, typename Run>
+template <int RB, typename Prepared, int CB = 4, typename Prepare, typename Run>
 void for_prepared_row_blocks(const DotTile& t, int64_t nb, int64_t per_block, Prepare prepare, Run run) {
   Prepared* prepared = thread_buffer<Prepared>(static_cast<size_t>(nb * per_block));
   for (int64_t r0 = 0; r0 < t.rows; r0 += RB) {
@@ -138,7 +138,7 @@ void for_prepared_row_blocks(const DotTile& t, int64_t nb, int64_t per_block, Pr
       prepare(wp, r0, i, prepared + i * per_block);
     }
     int64_t c0 = 0;
-    for (; c0 + 4 <= t.cols; c0 += 4) run(std::integral_constant<int, 4>{}, prepared, r0, c0);
+    for (; c0 + CB <= t.cols; c0 += CB) run(std::integral_constant<int, CB>{}, prepared, r0, c0);
     for (; c0 < t.cols; ++c0) run(std::integral_constant<int, 1>{}, prepared, r0, c0);
   }
 }
@@ -712,7 +712,7 @@ void q8_0_lanes_gemm(const DotTile& t) {
       std::memcpy(x.offset, offsets, sizeof x.offset);
       x.d = half(a.d);
     }
-  for_prepared_row_blocks<kRowLanes, Q8_0LaneRows>(
+  for_prepared_row_blocks<kRowLanes, Q8_0LaneRows, 2>(
       t, nb, 1, [&](const char* const* wp, int64_t r0, int64_t i, Q8_0LaneRows* out) { q8_0_lane_rows(t, wp, r0, i, *out); },
       [&](auto cols, const Q8_0LaneRows* rows, int64_t r0, int64_t c0) {
         q8_0_lane_block<decltype(cols)::value>(t, rows, acts, r0, c0);
