@@ -624,6 +624,13 @@ void legacy_lanes(const DotTile& t) {
       [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, RG, 1>(t, act_d, r0, c0); });
 }
 
+// Output column c of the kRowLanes rows from r0 on, one per lane of v.
+inline void store_row_lanes(const DotTile& t, int64_t r0, int64_t c, VR v) {
+  alignas(64) float out[kRowLanes];
+  vr_store(out, v);
+  for (int r = 0; r < kRowLanes; ++r) store_out(t, r0 + r, c, out[r]);
+}
+
 // Q8_0 GEMM in the same eight-lane order, each register holding one lane of kRowLanes rows:
 // block i's lane j is dword j of every row, transposed once per row group, so a column's eight
 // lane dots per block are eight instructions against broadcast activation dwords, the signed
@@ -693,10 +700,7 @@ void q8_0_lane_block(const DotTile& t, const Q8_0LaneRows* rows, const Q8_0LaneA
   }
   for (int c = 0; c < CB; ++c) {
     const VR* a = acc[c];  // hsum_lanes8's tree, lane by lane
-    const VR sum = vr_add(vr_add(vr_add(a[4], a[0]), vr_add(a[6], a[2])), vr_add(vr_add(a[5], a[1]), vr_add(a[7], a[3])));
-    alignas(64) float v[kRowLanes];
-    vr_store(v, sum);
-    for (int r = 0; r < kRowLanes; ++r) store_out(t, r0 + r, c0 + c, v[r]);
+    store_row_lanes(t, r0, c0 + c, vr_add(vr_add(vr_add(a[4], a[0]), vr_add(a[6], a[2])), vr_add(vr_add(a[5], a[1]), vr_add(a[7], a[3]))));
   }
 }
 
@@ -813,11 +817,7 @@ void q4_0_serial_block(const DotTile& t, const Q4_0Rows* prepared, const Q4_0Act
     for (int c = 0; c < CB; ++c)
       acc[c] = vr_fma(vr_from_i32(s[c]), vr_mul(w.d, vr_set1(x[c]->d)), acc[c]);
   }
-  for (int c = 0; c < CB; ++c) {
-    alignas(64) float v[kRowLanes];
-    vr_store(v, acc[c]);
-    for (int r = 0; r < kRowLanes; ++r) store_out(t, r0 + r, c0 + c, v[r]);
-  }
+  for (int c = 0; c < CB; ++c) store_row_lanes(t, r0, c0 + c, acc[c]);
 }
 
 void q4_0_serial(const DotTile& t) {
