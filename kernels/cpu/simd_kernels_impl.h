@@ -125,8 +125,8 @@ void for_blocks(const DotTile& t, BlockN blockN, Block1 block1) {
 
 // Several columns: for each group of RB weight rows, prepares block i of the group once
 // (prepare(wp, r0, i, &prepared[i * per_block]), wp the rows in the file layout; the next group
-// prefetched meanwhile), then calls run(cols, prepared, r0, c0) for every column, cols = 4 where
-// four remain, else 1.
+// prefetched meanwhile), then calls run(cols, prepared, r0, c0) for every column, cols = CB where
+// CB remain, else 1.
 template <int RB, typename Prepared, int CB = 4, typename Prepare, typename Run>
 void for_prepared_row_blocks(const DotTile& t, int64_t nb, int64_t per_block, Prepare prepare, Run run) {
   Prepared* prepared = thread_buffer<Prepared>(static_cast<size_t>(nb * per_block));
