@@ -52,6 +52,12 @@ inline void store_out(const DotTile& t, int64_t r, int64_t c, float v) {
   if (r < t.rows && c < t.cols) std::memcpy(t.out + r * t.out_row + c * t.out_col, &v, sizeof v);
 }
 
+// Block i of the tile's activation column c.
+template <typename Act>
+const Act& act_block(const DotTile& t, int64_t c, int64_t i) {
+  return reinterpret_cast<const Act*>(t.a + c * static_cast<int64_t>(t.a_stride))[i];
+}
+
 // Block i of the packed group (repack.h) that holds tile row r.
 inline const char* packed_block(const DotTile& t, int64_t r, int64_t i, size_t block_bytes) {
   return t.w + (r / kPackRows * kPackRows) * static_cast<int64_t>(t.w_stride) + i * kPackRows * static_cast<int64_t>(block_bytes);
@@ -66,6 +72,17 @@ T* thread_buffer(size_t n) {
   void* p = bytes.data();
   size_t space = bytes.size();
   return static_cast<T*>(std::align(alignof(T), n * sizeof(T), p, space));
+}
+
+// What each block of 32 activations contributes besides its levels, made once per tile in a
+// per-thread table: entry(block i of column c) at c * (n / 32) + i.
+template <typename Entry, typename Act, typename MakeEntry>
+const Entry* act_table(const DotTile& t, MakeEntry entry) {
+  const int64_t nb = t.n / kQK;
+  Entry* table = thread_buffer<Entry>(static_cast<size_t>(t.cols * nb));
+  for (int64_t c = 0; c < t.cols; ++c)
+    for (int64_t i = 0; i < nb; ++i) table[c * nb + i] = entry(act_block<Act>(t, c, i));
+  return table;
 }
 
 // Prefetches the part of rows [r0, r0 + RB) (clamped to the tile) that step i of n steps will
@@ -607,12 +624,7 @@ void legacy_lanes_block(const DotTile& t, const float* act_d, int64_t r0, int64_
 
 template <typename L>
 void legacy_lanes(const DotTile& t) {
-  using Act = LegacyAct<L>;
-  const int64_t nb = t.n / kQK;
-  float* act_d = thread_buffer<float>(static_cast<size_t>(t.cols * nb));
-  for (int64_t c = 0; c < t.cols; ++c)
-    for (int64_t i = 0; i < nb; ++i)
-      act_d[c * nb + i] = half(reinterpret_cast<const Act*>(t.a + c * static_cast<int64_t>(t.a_stride))[i].d);
+  const float* act_d = act_table<float, LegacyAct<L>>(t, [](const LegacyAct<L>& a) { return half(a.d); });
   if (t.packed && t.cols == 1) {  // a whole packed group per pass (AVX-512): one stream of weights
     constexpr int RG = 8;
     for (int64_t r0 = 0; r0 < t.rows; r0 += RG * kLaneRows) legacy_lanes_block<L, RG, 1>(t, act_d, r0, 0);
@@ -706,16 +718,14 @@ void q8_0_lane_block(const DotTile& t, const Q8_0LaneRows* rows, const Q8_0LaneA
 
 void q8_0_lanes_gemm(const DotTile& t) {
   const int64_t nb = t.n / kQK;
-  Q8_0LaneAct* acts = thread_buffer<Q8_0LaneAct>(static_cast<size_t>(nb * t.cols));
-  for (int64_t c = 0; c < t.cols; ++c)
-    for (int64_t i = 0; i < nb; ++i) {
-      const BlockQ8_0& a = reinterpret_cast<const BlockQ8_0*>(t.a + c * static_cast<int64_t>(t.a_stride))[i];
-      alignas(64) int32_t offsets[kRowLanes];
-      vi_store(offsets, vi_signed_offset(vi_repeat(load256(a.qs))));
-      Q8_0LaneAct& x = acts[c * nb + i];
-      std::memcpy(x.offset, offsets, sizeof x.offset);
-      x.d = half(a.d);
-    }
+  const Q8_0LaneAct* acts = act_table<Q8_0LaneAct, BlockQ8_0>(t, [](const BlockQ8_0& a) {
+    alignas(64) int32_t offsets[kRowLanes];
+    vi_store(offsets, vi_signed_offset(vi_repeat(load256(a.qs))));
+    Q8_0LaneAct x;
+    std::memcpy(x.offset, offsets, sizeof x.offset);
+    x.d = half(a.d);
+    return x;
+  });
   for_prepared_row_blocks<kRowLanes, Q8_0LaneRows, 2>(
       t, nb, 1, [&](const char* const* wp, int64_t r0, int64_t i, Q8_0LaneRows* out) { q8_0_lane_rows(t, wp, r0, i, *out); },
       [&](auto cols, const Q8_0LaneRows* rows, int64_t r0, int64_t c0) {
@@ -822,14 +832,11 @@ void q4_0_serial_block(const DotTile& t, const Q4_0Rows* prepared, const Q4_0Act
 
 void q4_0_serial(const DotTile& t) {
   const int64_t nb = t.n / kQK;
-  Q4_0Act* acts = thread_buffer<Q4_0Act>(static_cast<size_t>(nb * t.cols));
-  for (int64_t c = 0; c < t.cols; ++c)
-    for (int64_t i = 0; i < nb; ++i) {
-      const BlockQ8_0& a = reinterpret_cast<const BlockQ8_0*>(t.a + c * static_cast<int64_t>(t.a_stride))[i];
-      const __m256i ones = _mm256_set1_epi8(1);
-      const int32_t sum = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones, load256(a.qs)), _mm256_set1_epi16(1)));
-      acts[c * nb + i] = {-8 * sum, half(a.d)};
-    }
+  const Q4_0Act* acts = act_table<Q4_0Act, BlockQ8_0>(t, [](const BlockQ8_0& a) {
+    const __m256i ones = _mm256_set1_epi8(1);
+    const int32_t sum = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones, load256(a.qs)), _mm256_set1_epi16(1)));
+    return Q4_0Act{-8 * sum, half(a.d)};
+  });
   if (t.cols == 1) {
     for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_0_serial_block<1, false>(t, nullptr, acts, r0, 0);
     return;
@@ -1184,7 +1191,7 @@ void q4_K_serial(bool gemm, const DotTile& t) {
     bsum_f = thread_buffer<float>(static_cast<size_t>(t.cols * nb * 8));
     for (int64_t c = 0; c < t.cols; ++c)
       for (int64_t i = 0; i < nb; ++i) {
-        const int16_t* bs = reinterpret_cast<const BlockQ8_K*>(t.a + c * static_cast<int64_t>(t.a_stride))[i].bsums;
+        const int16_t* bs = act_block<BlockQ8_K>(t, c, i).bsums;
         for (int k = 0; k < 8; ++k) bsum_f[(c * nb + i) * 8 + k] = static_cast<float>(bs[2 * k] + bs[2 * k + 1]);
       }
   }
@@ -1404,7 +1411,7 @@ void q6_K_lanes(const DotTile& t) {
   __m256i* pairs = thread_buffer<__m256i>(static_cast<size_t>(t.cols * nb * 16));
   for (int64_t c = 0; c < t.cols; ++c)
     for (int64_t i = 0; i < nb; ++i) {
-      const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(t.a + c * static_cast<int64_t>(t.a_stride))[i];
+      const BlockQ8_K& a = act_block<BlockQ8_K>(t, c, i);
       for (int k = 0; k < 8; ++k) q8_pairs(a.qs + 32 * k, pairs + (c * nb + i) * 16 + 2 * k);
     }
   // Each row block's super-blocks loaded and widened once, then reused by every column; four
