@@ -43,6 +43,46 @@ size_t act_region_bytes(const Tensor* a, const Tensor* b) {
   return align_up(row_bytes(vec_dot_type(a->type), b->ne[0]) * static_cast<size_t>(b->nrows()));
 }
 
+// kMulMatCausal over a tile whose rows start at row0 and columns at col0 (batch order); column j
+// is the query at KV position causal_pos + col0 + j.
+// k as a KV span (of whole kCausalSpanStep steps, or blocks): in groups of kCausalCols columns,
+// the dots stop at the group's last query, rounded up to a step; past the query the activation
+// is zero, so the sums are those of the whole span.
+// Rows as KV positions: each group of kCausalRows rows is multiplied only by the columns whose
+// query reaches it (a kernel prepares the rows it is given once, so rows are split, not
+// columns); outputs past a query are left as they are.
+constexpr int64_t kCausalCols = 64;
+constexpr int64_t kCausalSpanStep = 32;
+constexpr int64_t kCausalRows = 32;
+
+void causal_tile(DType weight, const DotTile& t, int64_t row0, int64_t col0, int64_t causal_pos, bool kv_span) {
+  const int64_t query0 = causal_pos + col0;
+  if (kv_span) {
+    const int64_t step = std::max(kCausalSpanStep, dtype_info(weight).block_size);
+    if (t.n % step != 0) return dot_tile(weight, DotOrder::kBatch, t);  // a span cut short would change its order
+    for (int64_t c = 0; c < t.cols; c += kCausalCols) {
+      DotTile part = t;
+      part.cols = std::min(kCausalCols, t.cols - c);
+      part.a += c * static_cast<int64_t>(t.a_stride);
+      part.out += c * static_cast<int64_t>(t.out_col);
+      part.n = std::min(t.n, (query0 + c + part.cols - 1 + step) / step * step);
+      dot_tile(weight, DotOrder::kBatch, part);
+    }
+    return;
+  }
+  for (int64_t r = 0; r < t.rows; r += kCausalRows) {
+    const int64_t first = std::max(int64_t{0}, row0 + r - query0);  // the first column reaching row r
+    if (first >= t.cols) break;
+    DotTile part = t;
+    part.rows = std::min(kCausalRows, t.rows - r);
+    part.w += r * static_cast<int64_t>(t.w_stride);
+    part.cols = t.cols - first;
+    part.a += first * static_cast<int64_t>(t.a_stride);
+    part.out += r * static_cast<int64_t>(t.out_row) + first * static_cast<int64_t>(t.out_col);
+    dot_tile(weight, DotOrder::kBatch, part);
+  }
+}
+
 }  // namespace
 
 bool mul_mat_supports(DType weight) { return dot_supported(weight); }
@@ -92,7 +132,9 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
                                  ? std::max(kRowBlock, ((ne01 + p.nth - 1) / p.nth + kRowBlock - 1) / kRowBlock * kRowBlock)
                                  : kRowChunk;
   const int64_t n_chunks = (ne01 + chunk_rows - 1) / chunk_rows;
-  const DotOrder order = dot_order(a->type, K, ne01, ne11, dst->params[0] == kMulMatKvSpan);
+  const bool kv_span = dst->params[0] == kMulMatKvSpan, causal = dst->params[1] == kMulMatCausal;
+  const int64_t causal_pos = dst->params[2];
+  const DotOrder order = dot_order(a->type, K, ne01, ne11, kv_span);
   // One column per batch, r2 batches on each src0 batch (decode attention, the query heads
   // sharing a K / V head): those batches become the columns of one tile, so each K / V row is
   // read once for all of them. Each output keeps its own dot, in the same order.
@@ -129,7 +171,11 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
                            dst->nb[0],
                            dst->nb[1],
                            a->has(kPacked)};
-        dot_tile(a->type, column_order(a->type, order, s0, ne11), tile);
+        const DotOrder tile_order = column_order(a->type, order, s0, ne11);
+        if (causal && tile_order == DotOrder::kBatch)
+          causal_tile(a->type, tile, row0, s0, causal_pos, kv_span);
+        else
+          dot_tile(a->type, tile_order, tile);
         s0 = s1;
       }
     }

@@ -15,14 +15,16 @@
 namespace engine::cpu {
 namespace {
 
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
 // max(v[0..n)) as kLanes running maxima, so the compiler can keep them in one vector.
 float lanes_max(const float* v, int64_t n) {
   float lane[kLanes];
-  for (float& l : lane) l = -std::numeric_limits<float>::infinity();
+  for (float& l : lane) l = kNegInf;
   int64_t k = 0;
   for (; k + kLanes <= n; k += kLanes)
     for (int l = 0; l < kLanes; ++l) lane[l] = std::max(lane[l], v[k + l]);
-  float max = -std::numeric_limits<float>::infinity();
+  float max = kNegInf;
   for (; k < n; ++k) max = std::max(max, v[k]);
   for (float l : lane) max = std::max(max, l);
   return max;
@@ -39,28 +41,45 @@ void soft_max(const ComputeParams& p, Tensor* dst) {
   const int64_t n = dst->ne[0];
   thread_local std::vector<float> w;  // reused across calls: no allocation per node
   if (w.size() < static_cast<size_t>(n)) w.resize(static_cast<size_t>(n));
+  // A causal mask row ends in -inf: those outputs are exact zeros and add zeros to the sum, so
+  // only the lane groups before that tail are evaluated, and the input there is not read.
+  thread_local std::vector<int64_t> live_prefix;
+  if (mask) {
+    live_prefix.resize(static_cast<size_t>(mask->ne[1]));
+    for (int64_t i1 = 0; i1 < mask->ne[1]; ++i1) {
+      const auto* m = reinterpret_cast<const float*>(row_ptr(mask, i1, 0, 0));
+      int64_t live = n;
+      while (live > 0 && m[live - 1] == kNegInf) --live;
+      live_prefix[static_cast<size_t>(i1)] = live;
+    }
+  }
   const RowRange rows = split_rows(dst->nrows(), p);
   for (int64_t r = rows.begin; r < rows.end; ++r) {
     const RowIndex i = row_index(dst, r);
     auto* d = reinterpret_cast<float*>(row_ptr(dst, i));
     const auto* x = reinterpret_cast<const float*>(row_ptr(a, i));
     const auto* m = mask ? reinterpret_cast<const float*>(row_ptr(mask, i.i1, 0, 0)) : nullptr;
-    for (int64_t k = 0; k < n; ++k) w[k] = x[k] * scale;
+    const int64_t live = m ? live_prefix[static_cast<size_t>(i.i1)] : n;
+    const int64_t vector_end = n / kLanes * kLanes;
+    const int64_t groups_end = std::min(vector_end, (live + kLanes - 1) / kLanes * kLanes);
+    const int64_t evaluated = std::max(groups_end, live);
+    for (int64_t k = 0; k < live; ++k) w[k] = x[k] * scale;
     if (m)
-      for (int64_t k = 0; k < n; ++k) w[k] += m[k];
-    const float max = lanes_max(w.data(), n);
-    if (max == -std::numeric_limits<float>::infinity()) {
-      std::fill(d, d + n, 0.0f);
+      for (int64_t k = 0; k < live; ++k) w[k] += m[k];
+    std::fill(w.begin() + live, w.begin() + evaluated, kNegInf);
+    std::fill(d + evaluated, d + n, 0.0f);
+    const float max = lanes_max(w.data(), live);
+    if (max == kNegInf) {
+      std::fill(d, d + evaluated, 0.0f);
       continue;
     }
-    const int64_t vector_end = n / kLanes * kLanes;
-    double sum = exp_shifted_lanes(w.data(), max, w.data(), vector_end);
-    for (int64_t k = vector_end; k < n; ++k) {
+    double sum = exp_shifted_lanes(w.data(), max, w.data(), groups_end);
+    for (int64_t k = vector_end; k < live; ++k) {
       w[k] = std::exp(w[k] - max);
       sum += static_cast<double>(w[k]);
     }
     const float inv = static_cast<float>(1.0 / sum);
-    for (int64_t k = 0; k < n; ++k) d[k] = w[k] * inv;
+    for (int64_t k = 0; k < evaluated; ++k) d[k] = w[k] * inv;
   }
 }
 

@@ -236,6 +236,79 @@ TEST(MulMat, QueryHeadsSharingAKvHeadGiveTheirOwnRowDots) {
         }
 }
 
+// Causal attention over n_past cached positions: q.k computes every output at or before its
+// query's position, bit for bit as the whole product does, and skips some past it (left as
+// NaN here); kqv, whose activations are zero past the query, equals the whole-span product.
+TEST(MulMat, CausalAttentionComputesTheUnmaskedOutputsAndSkipsMaskedWork) {
+  const int64_t head = 64, n_tokens = 150, heads = 2;
+  for (int64_t n_past : {0, 40})
+    for (bool whole_steps : {true, false})  // a KV span of whole 32-position steps, as the engine pads it, or not
+      for (int nth : {1, 2}) {
+        const int64_t n_kv = whole_steps ? (n_past + n_tokens + 31) / 32 * 32 : n_past + n_tokens + 10;
+        SCOPED_TRACE("n_past " + std::to_string(n_past) + " n_kv " + std::to_string(n_kv) + " threads " +
+                     std::to_string(nth));
+        auto causal = [&](Tensor* t) {
+          t->params[1] = kMulMatCausal;
+          t->params[2] = static_cast<int32_t>(n_past);
+        };
+        Graph g;
+        Storage s;
+        const int64_t kne[3] = {head, n_kv, heads}, qne[3] = {head, n_tokens, heads};
+        Tensor* k = g.new_tensor(DType::F16, 3, kne, "k");
+        Tensor* q = g.new_tensor(DType::F32, 3, qne, "q");
+        Tensor* kq = g.mul_mat(k, q);
+        causal(kq);
+        s.bind(k), s.bind(q), s.bind(kq);
+        fill_random(k, 31);
+        fill_random(q, 32);
+        const std::vector<float> nan(static_cast<size_t>(kq->nelements()), std::nanf(""));
+        std::memcpy(kq->data, nan.data(), kq->nbytes());
+        run_mul_mat(kq, nth);
+        std::vector<uint8_t> act(row_bytes(DType::F16, head));
+        int64_t skipped = 0;
+        for (int64_t h = 0; h < heads; ++h)
+          for (int64_t c = 0; c < n_tokens; ++c) {
+            const char* qc = static_cast<char*>(q->data) + c * q->nb[1] + h * q->nb[2];
+            cpu::quantize_activation(DType::F16, reinterpret_cast<const float*>(qc), act.data(), head);
+            for (int64_t r = 0; r < n_kv; ++r) {
+              const float got = f32_at(kq, r, c, h);
+              if (r > n_past + c) {
+                skipped += std::isnan(got);
+                continue;
+              }
+              const char* wr = static_cast<const char*>(k->data) + r * k->nb[1] + h * k->nb[2];
+              const float want = cpu::dot(DType::F16, head, wr, act.data(), cpu::DotOrder::kBatch);
+              ASSERT_EQ(std::memcmp(&want, &got, sizeof want), 0) << "kq row " << r << " query " << c << " head " << h;
+            }
+          }
+        EXPECT_GT(skipped, n_tokens * (n_tokens - 1) / 2) << "masked q.k outputs computed anyway";
+
+        const int64_t vne[3] = {n_kv, head, heads}, pne[3] = {n_kv, n_tokens, heads};
+        Tensor* v = g.new_tensor(DType::F16, 3, vne, "v");
+        Tensor* probs = g.new_tensor(DType::F32, 3, pne, "probs");
+        Tensor* whole = g.mul_mat(v, probs);
+        Tensor* part = g.mul_mat(v, probs);
+        whole->params[0] = part->params[0] = kMulMatKvSpan;
+        causal(part);
+        s.bind(v), s.bind(probs), s.bind(whole), s.bind(part);
+        fill_random(v, 33);
+        fill_random(probs, 34);
+        for (int64_t h = 0; h < heads; ++h)
+          for (int64_t c = 0; c < n_tokens; ++c)
+            for (int64_t j = n_past + c + 1; j < n_kv; ++j)
+              std::memset(static_cast<char*>(probs->data) + j * probs->nb[0] + c * probs->nb[1] + h * probs->nb[2], 0,
+                          sizeof(float));
+        run_mul_mat(whole, nth);
+        run_mul_mat(part, nth);
+        for (int64_t h = 0; h < heads; ++h)
+          for (int64_t c = 0; c < n_tokens; ++c)
+            for (int64_t r = 0; r < head; ++r) {
+              const float want = f32_at(whole, r, c, h), got = f32_at(part, r, c, h);
+              ASSERT_EQ(std::memcmp(&want, &got, sizeof want), 0) << "kqv row " << r << " query " << c << " head " << h;
+            }
+      }
+}
+
 TEST(MulMat, RepackedKQuantsUseGemmForGroupsOfFourColumnsAndGemvForTheRest) {
   for (DType t : {DType::Q4_K, DType::Q2_K}) {
     Graph g;

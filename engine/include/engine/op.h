@@ -42,6 +42,12 @@ inline std::string_view op_name(Op op) { return op_info(op).name; }
 // MUL_MAT params[0]: the shared dimension k is a span of KV-cache positions. llama.cpp pads
 // such spans with zero-weighted positions to a multiple of 256, which sets its CPU summation order.
 constexpr int32_t kMulMatKvSpan = 1;
+// MUL_MAT params[1] == kMulMatCausal: attention under a causal mask, activation column c being
+// the query at KV position params[2] + c. Where rows are KV positions (q·k), outputs past the
+// query's position are unspecified: the mask's -inf replaces them and SOFT_MAX does not read
+// them. Where k is a KV span (kqv), the activation is zero past the query, so a dot may stop
+// there with the same result.
+constexpr int32_t kMulMatCausal = 1;
 
 // Rope modes, as GGUF architectures use them.
 constexpr int32_t kRopeNormal = 0;  // adjacent pairs (llama)
