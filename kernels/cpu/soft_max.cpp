@@ -42,11 +42,12 @@ void soft_max(const ComputeParams& p, Tensor* dst) {
   thread_local std::vector<float> w;  // reused across calls: no allocation per node
   if (w.size() < static_cast<size_t>(n)) w.resize(static_cast<size_t>(n));
   // A causal mask row ends in -inf: those outputs are exact zeros and add zeros to the sum, so
-  // only the lane groups before that tail are evaluated, and the input there is not read.
+  // only the lane groups before that tail are evaluated, and the input there is not read. Only
+  // the mask rows of this step's tokens are scanned (the padding rows are all -inf).
   thread_local std::vector<int64_t> live_prefix;
   if (mask) {
-    live_prefix.resize(static_cast<size_t>(mask->ne[1]));
-    for (int64_t i1 = 0; i1 < mask->ne[1]; ++i1) {
+    live_prefix.resize(static_cast<size_t>(dst->ne[1]));
+    for (int64_t i1 = 0; i1 < dst->ne[1]; ++i1) {
       const auto* m = reinterpret_cast<const float*>(row_ptr(mask, i1, 0, 0));
       int64_t live = n;
       while (live > 0 && m[live - 1] == kNegInf) --live;
