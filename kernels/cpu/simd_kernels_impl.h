@@ -622,18 +622,27 @@ void legacy_lanes_block(const DotTile& t, const float* act_d, int64_t r0, int64_
     }
 }
 
+constexpr int kLegacyRegs = 2 * kLaneRows;  // registers of rows: as many as the accumulators fit
+
+// One activation column (decode).
 template <typename L>
-void legacy_lanes(const DotTile& t) {
+void legacy_lanes_column(const DotTile& t) {
   const float* act_d = act_table<float, LegacyAct<L>>(t, [](const LegacyAct<L>& a) { return half(a.d); });
-  if (t.packed && t.cols == 1) {  // a whole packed group per pass (AVX-512): one stream of weights
+  if (t.packed) {  // a whole packed group per pass (AVX-512): one stream of weights
     constexpr int RG = 8;
     for (int64_t r0 = 0; r0 < t.rows; r0 += RG * kLaneRows) legacy_lanes_block<L, RG, 1>(t, act_d, r0, 0);
     return;
   }
-  constexpr int RG = 2 * kLaneRows;  // registers of rows: as many as the accumulators fit
-  for_blocks<RG * kLaneRows>(
-      t, [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, RG, 4>(t, act_d, r0, c0); },
-      [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, RG, 1>(t, act_d, r0, c0); });
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kLegacyRegs * kLaneRows) legacy_lanes_block<L, kLegacyRegs, 1>(t, act_d, r0, 0);
+}
+
+template <typename L>
+void legacy_lanes(const DotTile& t) {
+  if (t.cols == 1) return legacy_lanes_column<L>(t);
+  const float* act_d = act_table<float, LegacyAct<L>>(t, [](const LegacyAct<L>& a) { return half(a.d); });
+  for_blocks<kLegacyRegs * kLaneRows>(
+      t, [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, kLegacyRegs, 4>(t, act_d, r0, c0); },
+      [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, kLegacyRegs, 1>(t, act_d, r0, c0); });
 }
 
 // Output column c of the kRowLanes rows from r0 on, one per lane of v.
@@ -647,7 +656,7 @@ inline void store_row_lanes(const DotTile& t, int64_t r0, int64_t c, VR v) {
 // block i's lane j is dword j of every row, transposed once per row group, so a column's eight
 // lane dots per block are eight instructions against broadcast activation dwords, the signed
 // offsets come per column instead of per row, and the lane tree runs over whole registers.
-// (Decode keeps legacy_lanes: with one column nothing amortizes the transposition.)
+// (Decode keeps legacy_lanes_column: with one column nothing amortizes the transposition.)
 
 struct Q8_0LaneRows {
   VI lanes[8];  // lane j: levels 4j..4j+3 of each row, vi_signed_levels
@@ -1478,7 +1487,7 @@ bool dot_tile_impl(DType weight, DotOrder order, const DotTile& t) {
     case DType::F32:
     case DType::F16:
     case DType::BF16: return float_dot_tile<Native>(weight, order, t);
-    case DType::Q8_0: return (t.cols > 1 ? q8_0_lanes_gemm(t) : legacy_lanes<Q8_0Levels>(t)), true;
+    case DType::Q8_0: return (t.cols > 1 ? q8_0_lanes_gemm(t) : legacy_lanes_column<Q8_0Levels>(t)), true;
     case DType::Q5_0: return legacy_lanes<Q5_0Levels>(t), true;
     case DType::Q4_1: return legacy_lanes<Q4_1Levels>(t), true;
     case DType::Q5_1: return legacy_lanes<Q5_1Levels>(t), true;
