@@ -12,8 +12,6 @@
 namespace engine::cpu {
 namespace {
 
-using quant::BlockQ8_0;
-
 constexpr size_t kScaleBytes = kPackRows * sizeof(uint16_t);
 
 // Moves one group between the layouts: to_packed, file rows `rows` -> `packed`; else back.
@@ -36,13 +34,9 @@ void convert_group(DType type, int64_t k, char* rows, char* packed, bool to_pack
         move(file + 208, pair + 416 + 2 * p, 2);                                       // d
         continue;
       }
-      move(file, pack + r * sizeof(uint16_t), sizeof(uint16_t));
+      move(file, pack + r * sizeof(uint16_t), sizeof(uint16_t));  // Q4_0, Q8_0: the scale, then dword j of the levels
       char* levels = file + sizeof(uint16_t);
-      if (type == DType::Q8_0) {
-        move(levels, pack + kScaleBytes + r * sizeof(BlockQ8_0::qs), sizeof(BlockQ8_0::qs));
-      } else {
-        for (int j = 0; j < 4; ++j) move(levels + 4 * j, pack + kScaleBytes + j * kPackRows * 4 + r * 4, 4);
-      }
+      for (size_t j = 0; j < (bb - sizeof(uint16_t)) / 4; ++j) move(levels + 4 * j, pack + kScaleBytes + (j * kPackRows + r) * 4, 4);
     }
   }
 }

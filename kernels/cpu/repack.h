@@ -3,7 +3,7 @@
 // stores block i of all its rows together, so a multiply streams one run of memory instead of
 // kPackRows interleaved rows, and the kernels load registers without transposing. Same bytes,
 // same size; only their order changes. Per group and block index:
-//   Q8_0: the kPackRows f16 scales, then each row's 32 levels.
+//   Q8_0: the kPackRows f16 scales, then for j = 0..7 the j-th 4 bytes of each row's levels.
 //   Q4_0: the kPackRows f16 scales, then for j = 0..3 the j-th 4 bytes of each row's nibbles.
 //   Q4_K: for c = 0..35 the c-th 4 bytes of each row's super-block.
 //   Q6_K: rows in pairs; per pair the two rows' 32-byte pieces of ql then qh alternate, then

@@ -519,13 +519,11 @@ inline float half(uint16_t h) { return _cvtsh_ss(h); }
 struct Q8_0Levels {  // signed levels against Q8_0
   using Block = BlockQ8_0;
   static constexpr bool kSigned = true;
-  static constexpr bool kPackable = true;  // repack.h has its layout
   static __m256i levels(const Block& b) { return load256(b.qs); }
 };
 struct Q5_0Levels {
   using Block = BlockQ5_0;
   static constexpr bool kSigned = true;
-  static constexpr bool kPackable = false;
   static __m256i levels(const Block& b) {
     return _mm256_sub_epi8(_mm256_or_si256(nibbles32(b.qs), fifth_bits(b.qh)), _mm256_set1_epi8(16));
   }
@@ -533,13 +531,11 @@ struct Q5_0Levels {
 struct Q4_1Levels {  // unsigned levels against Q8_1
   using Block = BlockQ4_1;
   static constexpr bool kSigned = false;
-  static constexpr bool kPackable = false;
   static __m256i levels(const Block& b) { return nibbles32(b.qs); }
 };
 struct Q5_1Levels {
   using Block = BlockQ5_1;
   static constexpr bool kSigned = false;
-  static constexpr bool kPackable = false;
   static __m256i levels(const Block& b) { return _mm256_or_si256(nibbles32(b.qs), fifth_bits(b.qh)); }
 };
 
@@ -566,35 +562,20 @@ void legacy_lanes_block(const DotTile& t, const float* act_d, int64_t r0, int64_
   float mins[RB][CB] = {};
   for (int g = 0; g < RG; ++g)
     for (int c = 0; c < CB; ++c) acc[g][c] = vr_zero();
-  // Packed (Q8_0): the tile's rows are whole groups, so rows r0.. lie in one group, in order.
-  const char* group = t.packed ? packed_block(t, r0, 0, sizeof(Block)) : nullptr;
-  const int64_t lane0 = r0 % kPackRows;
   for (int64_t i = 0; i < nb; ++i) {
     VI lv[RG];
     VR dw[RG];
-    if (L::kPackable && t.packed) {
-      const char* blk = group + i * kPackRows * static_cast<int64_t>(sizeof(Block));
-      prefetch_stream(blk, kPackRows * sizeof(Block));
-      const auto* scales = reinterpret_cast<const uint16_t*>(blk) + lane0;
-      const char* levels = blk + kPackRows * sizeof(uint16_t) + lane0 * sizeof(BlockQ8_0::qs);
-      static_assert(kPackRows % RB == 0, "the block's rows lie in one packed group");
-      for (int g = 0; g < RG; ++g) {
-        lv[g] = vi_signed_levels(vi_load(levels + g * kLaneRows * sizeof(BlockQ8_0::qs)));
-        dw[g] = vr_rows_f16(scales + g * kLaneRows);
+    prefetch_rows<RB>(t, r0 + RB, i, nb);
+    for (int g = 0; g < RG; ++g) {
+      __m256i parts[kLaneRows];
+      float d[kLaneRows];
+      for (int p = 0; p < kLaneRows; ++p) {
+        const Block& b = reinterpret_cast<const Block*>(wp[g * kLaneRows + p])[i];
+        parts[p] = L::levels(b);
+        d[p] = half(b.d);
       }
-    } else {
-      prefetch_rows<RB>(t, r0 + RB, i, nb);
-      for (int g = 0; g < RG; ++g) {
-        __m256i parts[kLaneRows];
-        float d[kLaneRows];
-        for (int p = 0; p < kLaneRows; ++p) {
-          const Block& b = reinterpret_cast<const Block*>(wp[g * kLaneRows + p])[i];
-          parts[p] = L::levels(b);
-          d[p] = half(b.d);
-        }
-        lv[g] = L::kSigned ? vi_signed_levels(vi_join(parts)) : vi_join(parts);
-        dw[g] = vr_set_groups(d);
-      }
+      lv[g] = L::kSigned ? vi_signed_levels(vi_join(parts)) : vi_join(parts);
+      dw[g] = vr_set_groups(d);
     }
     for (int c = 0; c < CB; ++c) {
       const Act& a = reinterpret_cast<const Act*>(ap[c])[i];
@@ -624,15 +605,10 @@ void legacy_lanes_block(const DotTile& t, const float* act_d, int64_t r0, int64_
 
 constexpr int kLegacyRegs = 2 * kLaneRows;  // registers of rows: as many as the accumulators fit
 
-// One activation column (decode).
+// One activation column (decode), weights in the file layout.
 template <typename L>
 void legacy_lanes_column(const DotTile& t) {
   const float* act_d = act_table<float, LegacyAct<L>>(t, [](const LegacyAct<L>& a) { return half(a.d); });
-  if (t.packed) {  // a whole packed group per pass (AVX-512): one stream of weights
-    constexpr int RG = 8;
-    for (int64_t r0 = 0; r0 < t.rows; r0 += RG * kLaneRows) legacy_lanes_block<L, RG, 1>(t, act_d, r0, 0);
-    return;
-  }
   for (int64_t r0 = 0; r0 < t.rows; r0 += kLegacyRegs * kLaneRows) legacy_lanes_block<L, kLegacyRegs, 1>(t, act_d, r0, 0);
 }
 
@@ -653,10 +629,11 @@ inline void store_row_lanes(const DotTile& t, int64_t r0, int64_t c, VR v) {
 }
 
 // Q8_0 GEMM in the same eight-lane order, each register holding one lane of kRowLanes rows:
-// block i's lane j is dword j of every row, transposed once per row group, so a column's eight
-// lane dots per block are eight instructions against broadcast activation dwords, the signed
-// offsets come per column instead of per row, and the lane tree runs over whole registers.
-// (Decode keeps legacy_lanes_column: with one column nothing amortizes the transposition.)
+// block i's lane j is dword j of every row (the packed layout stores it so; file rows are
+// transposed once per row group), so a column's eight lane dots per block are eight
+// instructions against broadcast activation dwords, the signed offsets come per column instead
+// of per row, and the lane tree runs over whole registers. (Decode from file rows keeps
+// legacy_lanes_column: with one column nothing amortizes the transposition.)
 
 struct Q8_0LaneRows {
   VI lanes[8];  // lane j: levels 4j..4j+3 of each row, vi_signed_levels
@@ -668,20 +645,26 @@ struct Q8_0LaneAct {
   float d;
 };
 
-// Block i of the kRowLanes rows from tile row r0 (the file's rows at wp), in either layout.
-inline void q8_0_lane_rows(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, Q8_0LaneRows& w) {
+// Block i of the kRowLanes packed rows from tile row r0: the tile's rows are whole groups, so
+// rows r0.. lie in one group, in order.
+[[gnu::always_inline]] inline Q8_0LaneRows q8_0_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i) {
+  const char* group = packed_block(t, r0, i, sizeof(BlockQ8_0));
+  prefetch_stream(group, kPackRows * sizeof(BlockQ8_0));
+  const char* lanes = group + kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t);
+  Q8_0LaneRows w;
+  for (int j = 0; j < 8; ++j) w.lanes[j] = vi_signed_levels(vi_load(lanes + j * kPackRows * sizeof(int32_t)));
+  w.d = vr_load_f16(reinterpret_cast<const uint16_t*>(group) + r0 % kPackRows);
+  return w;
+}
+
+// The same from the file's rows at wp: their dwords transposed.
+inline void q8_0_file_lane_rows(const char* const* wp, int64_t i, Q8_0LaneRows& w) {
   const uint8_t* qs[kRowLanes];
   alignas(64) uint16_t dh[kRowLanes];
-  const char* group = t.packed ? packed_block(t, r0, i, sizeof(BlockQ8_0)) : nullptr;
   for (int r = 0; r < kRowLanes; ++r) {
-    if (t.packed) {
-      qs[r] = reinterpret_cast<const uint8_t*>(group + kPackRows * sizeof(uint16_t) + (r0 % kPackRows + r) * sizeof(BlockQ8_0::qs));
-      std::memcpy(&dh[r], group + (r0 % kPackRows + r) * sizeof(uint16_t), sizeof(uint16_t));
-    } else {
-      const BlockQ8_0& b = reinterpret_cast<const BlockQ8_0*>(wp[r])[i];
-      qs[r] = reinterpret_cast<const uint8_t*>(b.qs);
-      dh[r] = b.d;
-    }
+    const BlockQ8_0& b = reinterpret_cast<const BlockQ8_0*>(wp[r])[i];
+    qs[r] = reinterpret_cast<const uint8_t*>(b.qs);
+    dh[r] = b.d;
   }
   const uint8_t* upper[kRowLanes];
   for (int r = 0; r < kRowLanes; ++r) upper[r] = qs[r] + 16;
@@ -693,8 +676,9 @@ inline void q8_0_lane_rows(const DotTile& t, const char* const* wp, int64_t r0, 
   w.d = vr_load_f16(dh);
 }
 
-template <int CB>
-void q8_0_lane_block(const DotTile& t, const Q8_0LaneRows* rows, const Q8_0LaneAct* act, int64_t r0, int64_t c0) {
+// rows_of(i): block i's Q8_0LaneRows (a prepared one, or one loaded there and then).
+template <int CB, typename RowsOf>
+[[gnu::always_inline]] inline void q8_0_lane_block(const DotTile& t, RowsOf rows_of, const Q8_0LaneAct* act, int64_t r0, int64_t c0) {
   const char* ap[CB];
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
   const int64_t nb = t.n / kQK;
@@ -702,7 +686,7 @@ void q8_0_lane_block(const DotTile& t, const Q8_0LaneRows* rows, const Q8_0LaneA
   for (int c = 0; c < CB; ++c)
     for (int j = 0; j < 8; ++j) acc[c][j] = vr_zero();
   for (int64_t i = 0; i < nb; ++i) {
-    const Q8_0LaneRows& w = rows[i];
+    const Q8_0LaneRows& w = rows_of(i);
     const Q8_0LaneAct* x[CB];
     VR d[CB];
     for (int c = 0; c < CB; ++c) {
@@ -735,10 +719,21 @@ void q8_0_lanes_gemm(const DotTile& t) {
     x.d = half(a.d);
     return x;
   });
+  if (t.packed && t.cols == 1) {  // decode: each block's registers straight from the weight stream
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes)
+      q8_0_lane_block<1>(t, [&](int64_t i) { return q8_0_packed_lane_rows(t, r0, i); }, acts, r0, 0);
+    return;
+  }
   for_prepared_row_blocks<kRowLanes, Q8_0LaneRows, 2>(
-      t, nb, 1, [&](const char* const* wp, int64_t r0, int64_t i, Q8_0LaneRows* out) { q8_0_lane_rows(t, wp, r0, i, *out); },
+      t, nb, 1,
+      [&](const char* const* wp, int64_t r0, int64_t i, Q8_0LaneRows* out) {
+        if (t.packed)
+          *out = q8_0_packed_lane_rows(t, r0, i);
+        else
+          q8_0_file_lane_rows(wp, i, *out);
+      },
       [&](auto cols, const Q8_0LaneRows* rows, int64_t r0, int64_t c0) {
-        q8_0_lane_block<decltype(cols)::value>(t, rows, acts, r0, c0);
+        q8_0_lane_block<decltype(cols)::value>(t, [rows](int64_t i) -> const Q8_0LaneRows& { return rows[i]; }, acts, r0, c0);
       });
 }
 
@@ -1487,7 +1482,7 @@ bool dot_tile_impl(DType weight, DotOrder order, const DotTile& t) {
     case DType::F32:
     case DType::F16:
     case DType::BF16: return float_dot_tile<Native>(weight, order, t);
-    case DType::Q8_0: return (t.cols > 1 ? q8_0_lanes_gemm(t) : legacy_lanes_column<Q8_0Levels>(t)), true;
+    case DType::Q8_0: return (t.cols > 1 || t.packed ? q8_0_lanes_gemm(t) : legacy_lanes_column<Q8_0Levels>(t)), true;
     case DType::Q5_0: return legacy_lanes<Q5_0Levels>(t), true;
     case DType::Q4_1: return legacy_lanes<Q4_1Levels>(t), true;
     case DType::Q5_1: return legacy_lanes<Q5_1Levels>(t), true;
