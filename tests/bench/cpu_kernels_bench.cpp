@@ -2,13 +2,16 @@
 // decode shape ([2048 x 8192] weight times one activation column) and prefill shape (times 512
 // columns), single-threaded through dot_tile, the kernel mul_mat calls. Counters: GMAC/s and
 // weight bytes streamed per second. Scalar prefill runs on the first 512 rows only (it would
-// take tens of seconds per iteration); compare it by its GMAC/s.
+// take tens of seconds per iteration); compare it by its GMAC/s. The `simd_packed` runs take the
+// weight in the packed layout the CPU backend gives Q4_0 / Q8_0 / Q4_K / Q6_K (repack.h).
 #include <benchmark/benchmark.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cpu/cpu_features.h"
+#include "cpu/repack.h"
 #include "cpu/vec_dot.h"
 #include "cpu/vec_math.h"
 #include "engine/quants.h"
@@ -27,11 +30,12 @@ struct Matrix {
   size_t w_row, a_row;
 };
 
-// The weight (kRows rows) and `cols` activation rows in the weight's dot format, made once.
-const Matrix& matrix(DType type, int64_t cols) {
-  static std::vector<std::pair<std::pair<DType, int64_t>, Matrix>> cache;
+// The weight (kRows rows, packed or not) and `cols` activation rows in the weight's dot format,
+// made once.
+const Matrix& matrix(DType type, int64_t cols, bool packed) {
+  static std::vector<std::pair<std::tuple<DType, int64_t, bool>, Matrix>> cache;
   for (auto& [key, m] : cache)
-    if (key.first == type && key.second == cols) return m;
+    if (key == std::make_tuple(type, cols, packed)) return m;
   Matrix m{{}, {}, engine::row_bytes(type, kK), engine::row_bytes(engine::cpu::vec_dot_type(type), kK)};
   m.w.resize(m.w_row * kRows);
   m.a.resize(m.a_row * cols);
@@ -39,7 +43,8 @@ const Matrix& matrix(DType type, int64_t cols) {
   for (int64_t r = 0; r < kRows; ++r) engine::quantize_row(type, x.data() + (r % 64) * kK, m.w.data() + r * m.w_row, kK);
   for (int64_t c = 0; c < cols; ++c)
     engine::cpu::quantize_activation(type, x.data() + ((c + 7) % 64) * kK, m.a.data() + c * m.a_row, kK);
-  cache.emplace_back(std::make_pair(type, cols), std::move(m));
+  if (packed) engine::cpu::pack_rows(type, kK, kRows, m.w.data());
+  cache.emplace_back(std::make_tuple(type, cols, packed), std::move(m));
   return cache.back().second;
 }
 
@@ -47,10 +52,10 @@ void set_level(bool simd) {
   engine::cpu::set_simd_level_cap(simd ? SimdLevel::kAvx512Bf16 : SimdLevel::kScalar);
 }
 
-void mul_mat(benchmark::State& state, DType type, int64_t cols, bool simd) {
+void mul_mat(benchmark::State& state, DType type, int64_t cols, bool simd, bool packed) {
   set_level(simd);
   if (simd && engine::cpu::simd_level() == SimdLevel::kScalar) return state.SkipWithError("no SIMD on this CPU");
-  const Matrix& m = matrix(type, cols);
+  const Matrix& m = matrix(type, cols, packed);
   const int64_t rows = (!simd && cols > 1) ? 512 : kRows;
   std::vector<float> out(static_cast<size_t>(rows * cols));
   const DotOrder order = engine::cpu::dot_order(type, kK, rows, cols);
@@ -58,7 +63,7 @@ void mul_mat(benchmark::State& state, DType type, int64_t cols, bool simd) {
     engine::cpu::dot_tile(type, order,
                           engine::cpu::DotTile{kK, reinterpret_cast<const char*>(m.w.data()), m.w_row, rows,
                                                reinterpret_cast<const char*>(m.a.data()), m.a_row, cols,
-                                               reinterpret_cast<char*>(out.data()), sizeof(float), sizeof(float) * rows});
+                                               reinterpret_cast<char*>(out.data()), sizeof(float), sizeof(float) * rows, packed});
     benchmark::DoNotOptimize(out.data());
   }
   const double macs = static_cast<double>(rows) * cols * kK;
@@ -71,7 +76,7 @@ void mul_mat(benchmark::State& state, DType type, int64_t cols, bool simd) {
 void dot_row(benchmark::State& state, DType type, bool simd) {
   set_level(simd);
   if (simd && engine::cpu::simd_level() == SimdLevel::kScalar) return state.SkipWithError("no SIMD on this CPU");
-  const Matrix& m = matrix(type, 1);
+  const Matrix& m = matrix(type, 1, false);
   for (auto _ : state) benchmark::DoNotOptimize(engine::cpu::dot(type, kK, m.w.data(), m.a.data()));
   state.counters["GMAC/s"] = benchmark::Counter(kK * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   set_level(true);
@@ -109,11 +114,18 @@ int register_all() {
     for (bool simd : {true, false}) {
       const std::string suffix = std::string(engine::dtype_name(t)) + (simd ? "/simd" : "/scalar");
       benchmark::RegisterBenchmark(("dot_row/" + suffix).c_str(), dot_row, t, simd);
-      benchmark::RegisterBenchmark(("mul_mat_decode/" + suffix).c_str(), mul_mat, t, 1, simd)->Unit(benchmark::kMillisecond);
-      benchmark::RegisterBenchmark(("mul_mat_prefill/" + suffix).c_str(), mul_mat, t, 512, simd)
+      benchmark::RegisterBenchmark(("mul_mat_decode/" + suffix).c_str(), mul_mat, t, 1, simd, false)->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(("mul_mat_prefill/" + suffix).c_str(), mul_mat, t, 512, simd, false)
           ->Unit(benchmark::kMillisecond)
           ->Iterations(1);
     }
+  for (DType t : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
+    const std::string suffix = std::string(engine::dtype_name(t)) + "/simd_packed";
+    benchmark::RegisterBenchmark(("mul_mat_decode/" + suffix).c_str(), mul_mat, t, 1, true, true)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("mul_mat_prefill/" + suffix).c_str(), mul_mat, t, 512, true, true)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(1);
+  }
   for (DType t : {DType::Q8_0, DType::Q4_1, DType::Q4_K})
     for (bool simd : {true, false})
       benchmark::RegisterBenchmark(
