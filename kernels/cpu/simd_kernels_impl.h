@@ -605,17 +605,23 @@ void legacy_lanes_block(const DotTile& t, const float* act_d, int64_t r0, int64_
 
 constexpr int kLegacyRegs = 2 * kLaneRows;  // registers of rows: as many as the accumulators fit
 
+// Each activation block's scale, the act_d of legacy_lanes_block.
+template <typename L>
+const float* legacy_act_scales(const DotTile& t) {
+  return act_table<float, LegacyAct<L>>(t, [](const LegacyAct<L>& a) { return half(a.d); });
+}
+
 // One activation column (decode), weights in the file layout.
 template <typename L>
 void legacy_lanes_column(const DotTile& t) {
-  const float* act_d = act_table<float, LegacyAct<L>>(t, [](const LegacyAct<L>& a) { return half(a.d); });
+  const float* act_d = legacy_act_scales<L>(t);
   for (int64_t r0 = 0; r0 < t.rows; r0 += kLegacyRegs * kLaneRows) legacy_lanes_block<L, kLegacyRegs, 1>(t, act_d, r0, 0);
 }
 
 template <typename L>
 void legacy_lanes(const DotTile& t) {
   if (t.cols == 1) return legacy_lanes_column<L>(t);
-  const float* act_d = act_table<float, LegacyAct<L>>(t, [](const LegacyAct<L>& a) { return half(a.d); });
+  const float* act_d = legacy_act_scales<L>(t);
   for_blocks<kLegacyRegs * kLaneRows>(
       t, [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, kLegacyRegs, 4>(t, act_d, r0, c0); },
       [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, kLegacyRegs, 1>(t, act_d, r0, c0); });
