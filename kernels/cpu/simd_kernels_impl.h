@@ -253,12 +253,49 @@ void f16_tiled(const DotTile& t) {
 }
 
 // Short dots (n <= kShortDot, attention's q.k): the tiled order with each output's
-// 16 lanes in 16 registers and 16 rows across their lanes. The tile's weight rows are widened and
-// transposed once (16-row groups, element-major); each FMA takes one element of 16 rows and one
-// broadcast activation, and the lane tree becomes register adds, ending in 16 adjacent outputs.
-// Each lane sees the same FMAs in the same order, so the sums are the tiled order's.
+// 16 lanes spread over registers and 16 rows across their lanes. The tile's weight rows are
+// widened and transposed once (16-row groups, element-major); each FMA takes one element of 16
+// rows and one broadcast activation, and the lane tree becomes register adds, ending in 16
+// adjacent outputs. Each lane sees the same FMAs in the same order, so the sums are the tiled
+// order's.
+
+// The lane tree of CB columns against one transposed group wg: lanes l and l + 8 are built
+// together and summed at once (then i + (i + 4), then (0 + 2) + (1 + 3)), so only the tree's
+// partial sums stay live and each weight vector serves CB columns.
+template <int CB>
+void short_group_block(const float* wg, const float* const (&a)[CB], int64_t n, VF (&sums)[CB]) {
+  VF even[CB], odd[CB];  // (t0 + t2) and (t1 + t3), t_i being lanes i + (i + 4) after the first fold
+  constexpr int kTreeOrder[4] = {0, 2, 1, 3};
+#pragma GCC unroll 4
+  for (int step = 0; step < 4; ++step) {
+    const int i = kTreeOrder[step];
+    VF t[CB];
+#pragma GCC unroll 2
+    for (int fold = 0; fold < 2; ++fold) {
+      const int l = i + 4 * fold;
+      VF lo[CB], hi[CB];
+      for (int c = 0; c < CB; ++c) lo[c] = hi[c] = vf_zero();
+#pragma GCC unroll 8
+      for (int64_t k = 0; k < n; k += kVecLanes) {
+        const VF wl = vf_load_f32(wg + (k + l) * kVecLanes), wh = vf_load_f32(wg + (k + l + 8) * kVecLanes);
+        for (int c = 0; c < CB; ++c) {
+          lo[c] = vf_fma(wl, vf_set1(a[c][k + l]), lo[c]);
+          hi[c] = vf_fma(wh, vf_set1(a[c][k + l + 8]), hi[c]);
+        }
+      }
+      for (int c = 0; c < CB; ++c) t[c] = fold == 0 ? vf_add(hi[c], lo[c]) : vf_add(vf_add(hi[c], lo[c]), t[c]);
+    }
+    for (int c = 0; c < CB; ++c) {
+      VF& half = step < 2 ? even[c] : odd[c];
+      half = step % 2 == 0 ? t[c] : vf_add(half, t[c]);
+    }
+  }
+  for (int c = 0; c < CB; ++c) sums[c] = vf_add(even[c], odd[c]);
+}
+
 template <typename W, typename A>
 void short_tiled(const DotTile& t) {
+  constexpr int CB = 4;
   const int64_t n = t.n, groups = (t.rows + kVecLanes - 1) / kVecLanes;
   float* wt = thread_buffer<float>(static_cast<size_t>((groups * kVecLanes + t.cols) * n));
   float* at = wt + groups * kVecLanes * n;
@@ -275,26 +312,31 @@ void short_tiled(const DotTile& t) {
     const A* a = reinterpret_cast<const A*>(t.a + c * static_cast<int64_t>(t.a_stride));
     for (int64_t k = 0; k < n; k += kVecLanes) vf_store(at + c * n + k, vf_load(a + k));
   }
+  auto store = [&](int64_t r0, int64_t c, VF sums) {
+    if (t.out_row == sizeof(float) && r0 + kVecLanes <= t.rows) {
+      vf_store(reinterpret_cast<float*>(t.out + r0 * t.out_row + c * t.out_col), sums);
+      return;
+    }
+    float s[kVecLanes];
+    vf_store(s, sums);
+    for (int r = 0; r < kVecLanes; ++r) store_out(t, r0 + r, c, s[r]);
+  };
   for (int64_t g = 0; g < groups; ++g) {
     const float* wg = wt + g * kVecLanes * n;
     const int64_t r0 = g * kVecLanes;
-    for (int64_t c = 0; c < t.cols; ++c) {
-      const float* a = at + c * n;
-      VF lane[kVecLanes];
-      for (VF& v : lane) v = vf_zero();
-      for (int64_t k = 0; k < n; k += kVecLanes)
-        for (int l = 0; l < kVecLanes; ++l) lane[l] = vf_fma(vf_load_f32(wg + (k + l) * kVecLanes), vf_set1(a[k + l]), lane[l]);
-      // reduce_lanes across registers: lanes i + (i + 8), i + (i + 4), then (0 + 2) + (1 + 3).
-      for (int i = 0; i < 8; ++i) lane[i] = vf_add(lane[i + 8], lane[i]);
-      for (int i = 0; i < 4; ++i) lane[i] = vf_add(lane[i + 4], lane[i]);
-      const VF sums = vf_add(vf_add(lane[0], lane[2]), vf_add(lane[1], lane[3]));
-      if (t.out_row == sizeof(float) && r0 + kVecLanes <= t.rows) {
-        vf_store(reinterpret_cast<float*>(t.out + r0 * t.out_row + c * t.out_col), sums);
-        continue;
-      }
-      float s[kVecLanes];
-      vf_store(s, sums);
-      for (int r = 0; r < kVecLanes; ++r) store_out(t, r0 + r, c, s[r]);
+    int64_t c0 = 0;
+    for (; c0 + CB <= t.cols; c0 += CB) {
+      const float* a[CB];
+      for (int c = 0; c < CB; ++c) a[c] = at + (c0 + c) * n;
+      VF sums[CB];
+      short_group_block<CB>(wg, a, n, sums);
+      for (int c = 0; c < CB; ++c) store(r0, c0 + c, sums[c]);
+    }
+    for (; c0 < t.cols; ++c0) {
+      const float* a[1] = {at + c0 * n};
+      VF sums[1];
+      short_group_block<1>(wg, a, n, sums);
+      store(r0, c0, sums[0]);
     }
   }
 }

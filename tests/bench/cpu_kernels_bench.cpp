@@ -4,6 +4,8 @@
 // weight bytes streamed per second. Scalar prefill runs on the first 512 rows only (it would
 // take tens of seconds per iteration); compare it by its GMAC/s. The `simd_packed` runs take the
 // weight in the packed layout the CPU backend gives Q4_0 / Q8_0 / Q4_K / Q6_K (repack.h).
+// `attention_qk` is one head's q.k of a 512-token prompt: 512 F16 keys of 64 elements times 512
+// queries (the short-dot kernel).
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -24,27 +26,29 @@ using engine::cpu::DotOrder;
 using engine::cpu::SimdLevel;
 
 constexpr int64_t kK = 2048, kRows = 8192;
+constexpr int64_t kHeadDim = 64, kPromptTokens = 512;
 
 struct Matrix {
   std::vector<uint8_t> w, a;
   size_t w_row, a_row;
 };
 
-// The weight (kRows rows, packed or not) and `cols` activation rows in the weight's dot format,
-// made once.
-const Matrix& matrix(DType type, int64_t cols, bool packed) {
-  static std::vector<std::pair<std::tuple<DType, int64_t, bool>, Matrix>> cache;
+// The weight (`rows` rows of k elements, packed or not) and `cols` activation rows in the
+// weight's dot format, made once.
+const Matrix& matrix(DType type, int64_t k, int64_t rows, int64_t cols, bool packed) {
+  static std::vector<std::pair<std::tuple<DType, int64_t, int64_t, int64_t, bool>, Matrix>> cache;
+  const auto wanted = std::make_tuple(type, k, rows, cols, packed);
   for (auto& [key, m] : cache)
-    if (key == std::make_tuple(type, cols, packed)) return m;
-  Matrix m{{}, {}, engine::row_bytes(type, kK), engine::row_bytes(engine::cpu::vec_dot_type(type), kK)};
-  m.w.resize(m.w_row * kRows);
+    if (key == wanted) return m;
+  Matrix m{{}, {}, engine::row_bytes(type, k), engine::row_bytes(engine::cpu::vec_dot_type(type), k)};
+  m.w.resize(m.w_row * rows);
   m.a.resize(m.a_row * cols);
-  const auto x = random_floats(kK * 64, 1);
-  for (int64_t r = 0; r < kRows; ++r) engine::quantize_row(type, x.data() + (r % 64) * kK, m.w.data() + r * m.w_row, kK);
+  const auto x = random_floats(k * 64, 1);
+  for (int64_t r = 0; r < rows; ++r) engine::quantize_row(type, x.data() + (r % 64) * k, m.w.data() + r * m.w_row, k);
   for (int64_t c = 0; c < cols; ++c)
-    engine::cpu::quantize_activation(type, x.data() + ((c + 7) % 64) * kK, m.a.data() + c * m.a_row, kK);
-  if (packed) engine::cpu::pack_rows(type, kK, kRows, m.w.data());
-  cache.emplace_back(std::make_tuple(type, cols, packed), std::move(m));
+    engine::cpu::quantize_activation(type, x.data() + ((c + 7) % 64) * k, m.a.data() + c * m.a_row, k);
+  if (packed) engine::cpu::pack_rows(type, k, rows, m.w.data());
+  cache.emplace_back(wanted, std::move(m));
   return cache.back().second;
 }
 
@@ -52,31 +56,40 @@ void set_level(bool simd) {
   engine::cpu::set_simd_level_cap(simd ? SimdLevel::kAvx512Bf16 : SimdLevel::kScalar);
 }
 
-void mul_mat(benchmark::State& state, DType type, int64_t cols, bool simd, bool packed) {
+// all_rows: the weight's rows; rows: how many of them are multiplied.
+void mat_mul_rows(benchmark::State& state, DType type, int64_t k, int64_t all_rows, int64_t rows, int64_t cols, bool simd,
+                  bool packed) {
   set_level(simd);
   if (simd && engine::cpu::simd_level() == SimdLevel::kScalar) return state.SkipWithError("no SIMD on this CPU");
-  const Matrix& m = matrix(type, cols, packed);
-  const int64_t rows = (!simd && cols > 1) ? 512 : kRows;
+  const Matrix& m = matrix(type, k, all_rows, cols, packed);
   std::vector<float> out(static_cast<size_t>(rows * cols));
-  const DotOrder order = engine::cpu::dot_order(type, kK, rows, cols);
+  const DotOrder order = engine::cpu::dot_order(type, k, rows, cols);
   for (auto _ : state) {
     engine::cpu::dot_tile(type, order,
-                          engine::cpu::DotTile{kK, reinterpret_cast<const char*>(m.w.data()), m.w_row, rows,
+                          engine::cpu::DotTile{k, reinterpret_cast<const char*>(m.w.data()), m.w_row, rows,
                                                reinterpret_cast<const char*>(m.a.data()), m.a_row, cols,
                                                reinterpret_cast<char*>(out.data()), sizeof(float), sizeof(float) * rows, packed});
     benchmark::DoNotOptimize(out.data());
   }
-  const double macs = static_cast<double>(rows) * cols * kK;
+  const double macs = static_cast<double>(rows) * cols * k;
   state.counters["GMAC/s"] = benchmark::Counter(macs * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["weight_GB/s"] =
       benchmark::Counter(static_cast<double>(m.w_row * rows) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   set_level(true);
 }
 
+void mul_mat(benchmark::State& state, DType type, int64_t cols, bool simd, bool packed) {
+  mat_mul_rows(state, type, kK, kRows, (!simd && cols > 1) ? 512 : kRows, cols, simd, packed);
+}
+
+void attention_qk(benchmark::State& state, bool simd) {
+  mat_mul_rows(state, DType::F16, kHeadDim, kPromptTokens, kPromptTokens, kPromptTokens, simd, false);
+}
+
 void dot_row(benchmark::State& state, DType type, bool simd) {
   set_level(simd);
   if (simd && engine::cpu::simd_level() == SimdLevel::kScalar) return state.SkipWithError("no SIMD on this CPU");
-  const Matrix& m = matrix(type, 1, false);
+  const Matrix& m = matrix(type, kK, kRows, 1, false);
   for (auto _ : state) benchmark::DoNotOptimize(engine::cpu::dot(type, kK, m.w.data(), m.a.data()));
   state.counters["GMAC/s"] = benchmark::Counter(kK * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   set_level(true);
@@ -132,6 +145,9 @@ int register_all() {
           ("quantize_activation/" + std::string(engine::dtype_name(engine::cpu::vec_dot_type(t))) + (simd ? "/simd" : "/scalar")).c_str(),
           quantize, t, simd);
   for (bool simd : {true, false}) benchmark::RegisterBenchmark(simd ? "softmax_exp/simd" : "softmax_exp/scalar", softmax_exp, simd);
+  for (bool simd : {true, false})
+    benchmark::RegisterBenchmark(simd ? "attention_qk/F16/simd" : "attention_qk/F16/scalar", attention_qk, simd)
+        ->Unit(benchmark::kMillisecond);
   return 0;
 }
 
