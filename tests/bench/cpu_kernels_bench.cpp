@@ -57,7 +57,7 @@ void set_level(bool simd) {
 }
 
 // all_rows: the weight's rows; rows: how many of them are multiplied.
-void mat_mul_rows(benchmark::State& state, DType type, int64_t k, int64_t all_rows, int64_t rows, int64_t cols, bool simd,
+void mul_mat_rows(benchmark::State& state, DType type, int64_t k, int64_t all_rows, int64_t rows, int64_t cols, bool simd,
                   bool packed) {
   set_level(simd);
   if (simd && engine::cpu::simd_level() == SimdLevel::kScalar) return state.SkipWithError("no SIMD on this CPU");
@@ -79,11 +79,11 @@ void mat_mul_rows(benchmark::State& state, DType type, int64_t k, int64_t all_ro
 }
 
 void mul_mat(benchmark::State& state, DType type, int64_t cols, bool simd, bool packed) {
-  mat_mul_rows(state, type, kK, kRows, (!simd && cols > 1) ? 512 : kRows, cols, simd, packed);
+  mul_mat_rows(state, type, kK, kRows, (!simd && cols > 1) ? 512 : kRows, cols, simd, packed);
 }
 
 void attention_qk(benchmark::State& state, bool simd) {
-  mat_mul_rows(state, DType::F16, kHeadDim, kPromptTokens, kPromptTokens, kPromptTokens, simd, false);
+  mul_mat_rows(state, DType::F16, kHeadDim, kPromptTokens, kPromptTokens, kPromptTokens, simd, false);
 }
 
 void dot_row(benchmark::State& state, DType type, bool simd) {
