@@ -1,5 +1,6 @@
 // The CPU backend: validates every node against the kernels' (op, dtype) support, then runs
 // the nodes in order on a persistent thread pool, timing each with steady_clock when profiling.
+// A causal prefill attention (kq, its softmax, kqv) runs as one fused pass (attention.h).
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -7,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "cpu/attention.h"
 #include "cpu/kernels.h"
 #include "cpu/repack.h"
 #include "cpu/row_split.h"
@@ -108,14 +110,37 @@ class CpuBackend final : public Backend {
     // Each op is timed from the previous op's end (one clock read per op), so the times add up
     // to the whole node loop; the previous record's bookkeeping lands in the next op.
     auto last = std::chrono::steady_clock::now();
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      Tensor* node = nodes[i];
-      if (!op_info(node->op).is_view) run_node(node);
-      if (!profiler) continue;
+    auto elapsed_ns = [&] {
       const auto now = std::chrono::steady_clock::now();
       const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now - last);
       last = now;
-      profiler->record({static_cast<int>(i), node->op, node->name, node->layer, "cpu", static_cast<uint64_t>(ns.count())});
+      return static_cast<uint64_t>(ns.count());
+    };
+    auto record = [&](size_t i, uint64_t ns) {
+      const Tensor* node = nodes[i];
+      profiler->record({static_cast<int>(i), node->op, node->name, node->layer, "cpu", ns});
+    };
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (fuses_attention(nodes, i)) {
+        cpu::AttentionTimes parts;
+        run_attention(nodes[i], nodes[i + 1], nodes[i + 2], parts);
+        if (profiler) {  // the pass's time split among the three nodes as their work was
+          const uint64_t total = elapsed_ns();
+          const double spent = static_cast<double>(parts.ns[0] + parts.ns[1] + parts.ns[2]);
+          uint64_t given = 0;
+          for (int n = 0; n < 2; ++n) {
+            const auto share = static_cast<uint64_t>(spent > 0 ? total * (static_cast<double>(parts.ns[n]) / spent) : total / 3.0);
+            record(i + n, share);
+            given += share;
+          }
+          record(i + 2, total - std::min(total, given));
+        }
+        i += 2;
+        continue;
+      }
+      Tensor* node = nodes[i];
+      if (!op_info(node->op).is_view) run_node(node);
+      if (profiler) record(i, elapsed_ns());
     }
   }
 
@@ -156,12 +181,40 @@ class CpuBackend final : public Backend {
     }
   }
 
+  // Nodes i, i + 1, i + 2 are an attention the fused pass computes, and nothing else reads its
+  // scores or probabilities (the pass does not write them).
+  static bool fuses_attention(const std::vector<Tensor*>& nodes, size_t i) {
+    if (i + 2 >= nodes.size() || !cpu::fused_attention_fits(nodes[i], nodes[i + 1], nodes[i + 2])) return false;
+    const Tensor* scores = nodes[i];
+    const Tensor* probs = nodes[i + 1];
+    if ((scores->flags | probs->flags) & kOutput) return false;
+    for (const Tensor* node : nodes)
+      for (const Tensor* s : node->src)
+        if ((s == scores && node != probs) || (s == probs && node != nodes[i + 2])) return false;
+    return true;
+  }
+
   int threads_for(const Tensor* node) const {
     if (node->op == Op::MUL_MAT) return pool_.size();
     // Many one-element rows (a transposed V store) cost a cache miss each, not their size.
     const bool scattered = node->ne[0] == 1 && node->nrows() >= kMinParallelElements / 16;
     if (node->nelements() < kMinParallelElements && !scattered) return 1;
     return static_cast<int>(std::min<int64_t>(pool_.size(), node->nrows()));
+  }
+
+  void run_attention(Tensor* kq, const Tensor* soft_max, Tensor* kqv, cpu::AttentionTimes& parts) {
+    ComputeParams params;
+    params.nth = pool_.size();
+    scratch_.reserve(cpu::fused_attention_work_size(kq));
+    params.wdata = scratch_.data();
+    params.wsize = scratch_.size();
+    barrier_.reset(params.nth);
+    params.barrier = &barrier_;
+    pool_.run(params.nth, [&](int ith) {
+      ComputeParams mine = params;
+      mine.ith = ith;
+      cpu::fused_attention(mine, kq, soft_max, kqv, parts);
+    });
   }
 
   void run_node(Tensor* node) {

@@ -4,6 +4,7 @@
 // through work_size() and receive it in ComputeParams::wdata, shared by all threads.
 #include <cstddef>
 
+#include "cpu/vec_dot.h"
 #include "engine/tensor.h"
 
 namespace engine::cpu {
@@ -36,6 +37,27 @@ void soft_max(const ComputeParams& p, Tensor* dst);
 void cont(const ComputeParams& p, Tensor* dst);  // CONT and CPY: strided copy with dtype conversion
 void silu(const ComputeParams& p, Tensor* dst);
 void gelu(const ComputeParams& p, Tensor* dst);
+
+// One (i12, i13) batch of a MUL_MAT: its weight, its activation rows in the weight's dot
+// format (act_row bytes apart, the first column of the range first), and its output for that
+// column at row 0 (out_row / out_col: byte strides).
+struct MulMatBatch {
+  const char* w;
+  const char* acts;
+  size_t act_row;
+  char* out;
+  size_t out_row, out_col;
+};
+// Output rows [row0, row0 + rows) of one batch for activation columns [c_begin, c_end), in the
+// tiles and orders mul_mat gives them (kMulMatCausal / kMulMatKvSpan included).
+void mul_mat_columns(const Tensor* dst, DotOrder order, const MulMatBatch& batch, int64_t row0, int64_t rows, int64_t c_begin,
+                     int64_t c_end);
+
+// SOFT_MAX of one row: d[0..n) = softmax(x * scale + m), reading x and m (nullptr: no mask)
+// only before `live`, the end of the mask row's unmasked prefix (mask_live_prefix); w is n
+// floats of scratch.
+void soft_max_row(const float* x, const float* m, int64_t live, float scale, float* d, int64_t n, float* w);
+int64_t mask_live_prefix(const float* m, int64_t n);
 
 // Dtypes accepted as MUL_MAT src0 / GET_ROWS table / CPY destination.
 bool mul_mat_supports(DType weight);

@@ -85,6 +85,40 @@ void causal_tile(DType weight, const DotTile& t, int64_t row0, int64_t col0, int
 
 }  // namespace
 
+void mul_mat_columns(const Tensor* dst, DotOrder order, const MulMatBatch& batch, int64_t row0, int64_t rows, int64_t c_begin,
+                     int64_t c_end) {
+  const Tensor* a = dst->src[0];
+  const int64_t ne11 = dst->src[1]->ne[1];
+  const bool kv_span = dst->params[0] == kMulMatKvSpan, causal = dst->params[1] == kMulMatCausal;
+  const int64_t causal_pos = dst->params[2];
+  // Columns of one order at a time: a repacked multiply gives its leftover columns the row order.
+  const int64_t split = column_order(a->type, order, ne11 - 1, ne11) == order ? ne11 : ne11 - ne11 % 4;
+  const int64_t col_block = a->type == DType::F16 ? kColBlockF16 : kColBlock;
+  for (int64_t c0 = c_begin; c0 < c_end; c0 += col_block) {
+    const int64_t c1 = std::min(c_end, c0 + col_block);
+    for (int64_t s0 = c0; s0 < c1;) {
+      const int64_t s1 = s0 < split ? std::min(c1, split) : c1;
+      const DotTile tile{a->ne[0],
+                         batch.w + row0 * static_cast<int64_t>(a->nb[1]),
+                         a->nb[1],
+                         rows,
+                         batch.acts + (s0 - c_begin) * static_cast<int64_t>(batch.act_row),
+                         batch.act_row,
+                         s1 - s0,
+                         batch.out + row0 * static_cast<int64_t>(batch.out_row) + (s0 - c_begin) * static_cast<int64_t>(batch.out_col),
+                         batch.out_row,
+                         batch.out_col,
+                         a->has(kPacked)};
+      const DotOrder tile_order = column_order(a->type, order, s0, ne11);
+      if (causal && tile_order == DotOrder::kBatch)
+        causal_tile(a->type, tile, row0, s0, causal_pos, kv_span);
+      else
+        dot_tile(a->type, tile_order, tile);
+      s0 = s1;
+    }
+  }
+}
+
 bool mul_mat_supports(DType weight) { return dot_supported(weight); }
 
 size_t mul_mat_work_size(const Tensor* dst, int nth) {
@@ -132,9 +166,7 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
                                  ? std::max(kRowBlock, ((ne01 + p.nth - 1) / p.nth + kRowBlock - 1) / kRowBlock * kRowBlock)
                                  : kRowChunk;
   const int64_t n_chunks = (ne01 + chunk_rows - 1) / chunk_rows;
-  const bool kv_span = dst->params[0] == kMulMatKvSpan, causal = dst->params[1] == kMulMatCausal;
-  const int64_t causal_pos = dst->params[2];
-  const DotOrder order = dot_order(a->type, K, ne01, ne11, kv_span);
+  const DotOrder order = dot_order(a->type, K, ne01, ne11, dst->params[0] == kMulMatKvSpan);
   // One column per batch, r2 batches on each src0 batch (decode attention, the query heads
   // sharing a K / V head): those batches become the columns of one tile, so each K / V row is
   // read once for all of them. Each output keeps its own dot, in the same order.
@@ -153,32 +185,7 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
                        dst_batch + row0 * static_cast<int64_t>(dst->nb[0]), dst->nb[0], dst->nb[2], a->has(kPacked)});
       continue;
     }
-    // Columns of one order at a time: a repacked multiply gives its leftover columns the row order.
-    const int64_t split = column_order(a->type, order, ne11 - 1, ne11) == order ? ne11 : ne11 - ne11 % 4;
-    const int64_t col_block = a->type == DType::F16 ? kColBlockF16 : kColBlock;
-    for (int64_t c0 = 0; c0 < ne11; c0 += col_block) {
-      const int64_t c1 = std::min(ne11, c0 + col_block);
-      for (int64_t s0 = c0; s0 < c1;) {
-        const int64_t s1 = s0 < split ? std::min(c1, split) : c1;
-        const DotTile tile{K,
-                           w_batch + row0 * static_cast<int64_t>(a->nb[1]),
-                           a->nb[1],
-                           rows,
-                           act_batch + s0 * static_cast<int64_t>(act_row),
-                           act_row,
-                           s1 - s0,
-                           dst_batch + row0 * static_cast<int64_t>(dst->nb[0]) + s0 * static_cast<int64_t>(dst->nb[1]),
-                           dst->nb[0],
-                           dst->nb[1],
-                           a->has(kPacked)};
-        const DotOrder tile_order = column_order(a->type, order, s0, ne11);
-        if (causal && tile_order == DotOrder::kBatch)
-          causal_tile(a->type, tile, row0, s0, causal_pos, kv_span);
-        else
-          dot_tile(a->type, tile_order, tile);
-        s0 = s1;
-      }
-    }
+    mul_mat_columns(dst, order, MulMatBatch{w_batch, act_batch, act_row, dst_batch, dst->nb[0], dst->nb[1]}, row0, rows, 0, ne11);
   }
 }
 

@@ -32,6 +32,35 @@ float lanes_max(const float* v, int64_t n) {
 
 }  // namespace
 
+int64_t mask_live_prefix(const float* m, int64_t n) {
+  int64_t live = n;
+  while (live > 0 && m[live - 1] == kNegInf) --live;
+  return live;
+}
+
+void soft_max_row(const float* x, const float* m, int64_t live, float scale, float* d, int64_t n, float* w) {
+  const int64_t vector_end = n / kLanes * kLanes;
+  const int64_t groups_end = std::min(vector_end, (live + kLanes - 1) / kLanes * kLanes);
+  const int64_t evaluated = std::max(groups_end, live);
+  for (int64_t k = 0; k < live; ++k) w[k] = x[k] * scale;
+  if (m)
+    for (int64_t k = 0; k < live; ++k) w[k] += m[k];
+  std::fill(w + live, w + evaluated, kNegInf);
+  std::fill(d + evaluated, d + n, 0.0f);
+  const float max = lanes_max(w, live);
+  if (max == kNegInf) {
+    std::fill(d, d + evaluated, 0.0f);
+    return;
+  }
+  double sum = exp_shifted_lanes(w, max, w, groups_end);
+  for (int64_t k = vector_end; k < live; ++k) {
+    w[k] = std::exp(w[k] - max);
+    sum += static_cast<double>(w[k]);
+  }
+  const float inv = static_cast<float>(1.0 / sum);
+  for (int64_t k = 0; k < evaluated; ++k) d[k] = w[k] * inv;
+}
+
 void soft_max(const ComputeParams& p, Tensor* dst) {
   const Tensor* a = dst->src[0];
   const Tensor* mask = dst->src[1];
@@ -47,40 +76,15 @@ void soft_max(const ComputeParams& p, Tensor* dst) {
   thread_local std::vector<int64_t> live_prefix;
   if (mask) {
     live_prefix.resize(static_cast<size_t>(dst->ne[1]));
-    for (int64_t i1 = 0; i1 < dst->ne[1]; ++i1) {
-      const auto* m = reinterpret_cast<const float*>(row_ptr(mask, i1, 0, 0));
-      int64_t live = n;
-      while (live > 0 && m[live - 1] == kNegInf) --live;
-      live_prefix[static_cast<size_t>(i1)] = live;
-    }
+    for (int64_t i1 = 0; i1 < dst->ne[1]; ++i1)
+      live_prefix[static_cast<size_t>(i1)] = mask_live_prefix(reinterpret_cast<const float*>(row_ptr(mask, i1, 0, 0)), n);
   }
   const RowRange rows = split_rows(dst->nrows(), p);
   for (int64_t r = rows.begin; r < rows.end; ++r) {
     const RowIndex i = row_index(dst, r);
-    auto* d = reinterpret_cast<float*>(row_ptr(dst, i));
-    const auto* x = reinterpret_cast<const float*>(row_ptr(a, i));
     const auto* m = mask ? reinterpret_cast<const float*>(row_ptr(mask, i.i1, 0, 0)) : nullptr;
-    const int64_t live = m ? live_prefix[static_cast<size_t>(i.i1)] : n;
-    const int64_t vector_end = n / kLanes * kLanes;
-    const int64_t groups_end = std::min(vector_end, (live + kLanes - 1) / kLanes * kLanes);
-    const int64_t evaluated = std::max(groups_end, live);
-    for (int64_t k = 0; k < live; ++k) w[k] = x[k] * scale;
-    if (m)
-      for (int64_t k = 0; k < live; ++k) w[k] += m[k];
-    std::fill(w.begin() + live, w.begin() + evaluated, kNegInf);
-    std::fill(d + evaluated, d + n, 0.0f);
-    const float max = lanes_max(w.data(), live);
-    if (max == kNegInf) {
-      std::fill(d, d + evaluated, 0.0f);
-      continue;
-    }
-    double sum = exp_shifted_lanes(w.data(), max, w.data(), groups_end);
-    for (int64_t k = vector_end; k < live; ++k) {
-      w[k] = std::exp(w[k] - max);
-      sum += static_cast<double>(w[k]);
-    }
-    const float inv = static_cast<float>(1.0 / sum);
-    for (int64_t k = 0; k < evaluated; ++k) d[k] = w[k] * inv;
+    soft_max_row(reinterpret_cast<const float*>(row_ptr(a, i)), m, m ? live_prefix[static_cast<size_t>(i.i1)] : n, scale,
+                 reinterpret_cast<float*>(row_ptr(dst, i)), n, w.data());
   }
 }
 

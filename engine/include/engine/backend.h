@@ -41,7 +41,9 @@ class Backend {
   // Weights and KV tensors must already have data. Input tensors are writable after this.
   virtual void allocate(const Graph& graph, const Plan& plan) = 0;
   // Runs every node of the graph in order; records one OpTiming per node when profiler
-  // is non-null. Throws Error naming the first node it does not support.
+  // is non-null. Throws Error naming the first node it does not support. A backend may
+  // compute consecutive nodes in one pass; a tensor of such a group that no other node reads
+  // and that is not a graph output may then be left unwritten.
   virtual void compute(const Graph& graph, Profiler* profiler) = 0;
   // Bytes currently held for compute buffers.
   virtual size_t compute_buffer_bytes() const = 0;

@@ -1,0 +1,136 @@
+// Prefill attention one (head, block of queries) at a time: the block's q.k scores, their
+// softmax and its V product run back to back on one thread, the scores staying in that thread's
+// cache instead of going through the kq and softmax tensors, with the kernels (and so the
+// orders) of those nodes.
+#include "cpu/attention.h"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "cpu/row_split.h"
+#include "cpu/vec_dot.h"
+#include "engine/error.h"
+
+namespace engine::cpu {
+namespace {
+
+// Queries per work item: the V product's causal spans follow groups of this many columns.
+constexpr int64_t kQueryBlock = 64;
+
+const char* bytes(const void* p) { return static_cast<const char*>(p); }
+
+char* grown(std::vector<char>& buffer, size_t size) {
+  if (buffer.size() < size) buffer.resize(size);
+  return buffer.data();
+}
+
+// True when the bytes of a and b intersect.
+bool overlaps(const Tensor* a, const Tensor* b) {
+  const char* a0 = bytes(a->data);
+  const char* b0 = bytes(b->data);
+  return a0 < b0 + b->nbytes() && b0 < a0 + a->nbytes();
+}
+
+}  // namespace
+
+bool fused_attention_fits(const Tensor* kq, const Tensor* soft_max, const Tensor* kqv) {
+  if (kq->op != Op::MUL_MAT || soft_max->op != Op::SOFT_MAX || kqv->op != Op::MUL_MAT) return false;
+  if (soft_max->src[0] != kq || kqv->src[1] != soft_max) return false;
+  if (kq->params[0] == kMulMatKvSpan || kq->params[1] != kMulMatCausal || kqv->params[0] != kMulMatKvSpan ||
+      kqv->params[1] != kMulMatCausal || kq->params[2] != kqv->params[2])
+    return false;
+  const Tensor* k = kq->src[0];
+  const Tensor* q = kq->src[1];
+  const Tensor* v = kqv->src[0];
+  const Tensor* mask = soft_max->src[1];
+  const int64_t n_kv = kq->ne[0], n_tokens = kq->ne[1], heads = kq->ne[2];
+  if (n_tokens < 2 || kq->ne[3] != 1 || k->ne[3] != 1 || v->ne[3] != 1 || q->ne[3] != 1) return false;
+  if (q->type != DType::F32 || q->nb[0] != sizeof(float) || soft_max->ne[0] != n_kv || v->ne[0] != n_kv) return false;
+  if (kqv->ne[1] != n_tokens || kqv->ne[2] != heads || heads % k->ne[2] != 0 || heads % v->ne[2] != 0) return false;
+  if (mask && (mask->type != DType::F32 || mask->nb[0] != sizeof(float) || mask->ne[0] != n_kv || mask->ne[1] < n_tokens))
+    return false;
+  // Outputs are written while K, V and the mask are still read (the queries are read first):
+  // the planner may have placed kqv over one that dies with these nodes, e.g. the last mask.
+  for (const Tensor* input : {k, v, mask})
+    if (input && overlaps(kqv, input)) return false;
+  return dot_order(k->type, k->ne[0], n_kv, n_tokens) == DotOrder::kBatch &&
+         dot_order(v->type, n_kv, v->ne[1], n_tokens, true) == DotOrder::kBatch;
+}
+
+// The scratch: every query in K's dot format, then each query's mask live prefix.
+size_t query_bytes(const Tensor* kq) {
+  const Tensor* k = kq->src[0];
+  const size_t bytes = row_bytes(vec_dot_type(k->type), k->ne[0]) * static_cast<size_t>(kq->ne[1] * kq->ne[2]);
+  return (bytes + alignof(int64_t) - 1) / alignof(int64_t) * alignof(int64_t);
+}
+
+size_t fused_attention_work_size(const Tensor* kq) { return query_bytes(kq) + static_cast<size_t>(kq->ne[1]) * sizeof(int64_t); }
+
+void fused_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& times) {
+  using Clock = std::chrono::steady_clock;
+  const Tensor* k = kq->src[0];
+  const Tensor* q = kq->src[1];
+  const Tensor* v = kqv->src[0];
+  const Tensor* mask = soft_max->src[1];
+  const int64_t n_kv = kq->ne[0], n_tokens = kq->ne[1], heads = kq->ne[2], head_dim = k->ne[0], v_rows = v->ne[1];
+  const int64_t k_share = heads / k->ne[2], v_share = heads / v->ne[2];
+  const DotOrder kq_order = dot_order(k->type, head_dim, n_kv, n_tokens);
+  const DotOrder kqv_order = dot_order(v->type, n_kv, v_rows, n_tokens, true);
+  const size_t q_row = row_bytes(vec_dot_type(k->type), head_dim), p_row = row_bytes(vec_dot_type(v->type), n_kv);
+  const float scale = soft_max->param_f32(0);
+
+  if (!p.wdata || p.wsize < fused_attention_work_size(kq)) throw Error("attention '" + kq->name + "': scratch buffer too small");
+  thread_local std::vector<char> score_buffer, prob_buffer, softmax_buffer;
+  auto* scores = reinterpret_cast<float*>(grown(score_buffer, kQueryBlock * n_kv * sizeof(float)));
+  char* p_acts = grown(prob_buffer, kQueryBlock * p_row);
+  auto* w = reinterpret_cast<float*>(grown(softmax_buffer, n_kv * sizeof(float)));
+
+  int64_t ns[3] = {};
+  auto last = Clock::now();
+  // Every query is converted (and every mask row's live prefix found) before any output is
+  // written: the planner may place kqv where the queries were, as it may for unfused nodes.
+  char* q_all = static_cast<char*>(p.wdata);
+  const WorkRange q_rows = split_work(n_tokens * heads, p.ith, p.nth);
+  for (int64_t r = q_rows.begin; r < q_rows.end; ++r) {
+    const int64_t t = r % n_tokens, h = r / n_tokens;
+    quantize_activation(k->type, reinterpret_cast<const float*>(bytes(q->data) + t * q->nb[1] + h * q->nb[2]), q_all + r * q_row,
+                        head_dim);
+  }
+  auto* live = reinterpret_cast<int64_t*>(q_all + query_bytes(kq));
+  const WorkRange mask_rows = split_work(n_tokens, p.ith, p.nth);
+  for (int64_t t = mask_rows.begin; t < mask_rows.end; ++t)
+    live[t] = mask ? mask_live_prefix(reinterpret_cast<const float*>(bytes(mask->data) + t * mask->nb[1]), n_kv) : n_kv;
+  if (p.nth > 1) barrier_wait(p);
+  auto lap = [&](int phase) {
+    const auto now = Clock::now();
+    ns[phase] += std::chrono::duration_cast<std::chrono::nanoseconds>(now - last).count();
+    last = now;
+  };
+  const int64_t blocks = (n_tokens + kQueryBlock - 1) / kQueryBlock;
+  const WorkRange items = split_work(heads * blocks, p.ith, p.nth);
+  for (int64_t item = items.begin; item < items.end; ++item) {
+    const int64_t h = item / blocks, c0 = item % blocks * kQueryBlock, c1 = std::min(n_tokens, c0 + kQueryBlock);
+    const char* q_acts = q_all + (h * n_tokens + c0) * q_row;
+    // Scores of query t at column t - c0, one KV position per float; past a query they are
+    // left unwritten, and the softmax reads only up to its mask's live prefix.
+    const MulMatBatch kq_batch{bytes(k->data) + h / k_share * k->nb[2], q_acts, q_row, reinterpret_cast<char*>(scores),
+                               sizeof(float), n_kv * sizeof(float)};
+    mul_mat_columns(kq, kq_order, kq_batch, 0, n_kv, c0, c1);
+    lap(0);
+    for (int64_t t = c0; t < c1; ++t) {
+      float* row = scores + (t - c0) * n_kv;
+      const auto* m = mask ? reinterpret_cast<const float*>(bytes(mask->data) + t * mask->nb[1]) : nullptr;
+      soft_max_row(row, m, live[t], scale, row, n_kv, w);
+    }
+    lap(1);
+    for (int64_t t = c0; t < c1; ++t) quantize_activation(v->type, scores + (t - c0) * n_kv, p_acts + (t - c0) * p_row, n_kv);
+    const MulMatBatch kqv_batch{bytes(v->data) + h / v_share * v->nb[2], p_acts, p_row,
+                                static_cast<char*>(kqv->data) + h * kqv->nb[2] + c0 * kqv->nb[1], kqv->nb[0], kqv->nb[1]};
+    mul_mat_columns(kqv, kqv_order, kqv_batch, 0, v_rows, c0, c1);
+    lap(2);
+  }
+  times.add(ns);
+}
+
+}  // namespace engine::cpu

@@ -1,0 +1,28 @@
+#pragma once
+// Causal prefill attention fused per (head, block of queries): the kq MUL_MAT, its SOFT_MAX and
+// the kqv MUL_MAT computed together, bit for bit as the three nodes compute them (attention.cpp).
+#include <atomic>
+#include <cstdint>
+
+#include "cpu/kernels.h"
+
+namespace engine::cpu {
+
+// Nanoseconds the threads spent on each node's share of the work (q.k, softmax, V product),
+// by which a profile splits the fused run's time among the three nodes.
+struct AttentionTimes {
+  std::atomic<int64_t> ns[3]{};
+  void add(const int64_t (&part)[3]) {
+    for (int i = 0; i < 3; ++i) ns[i] += part[i];
+  }
+};
+
+// True when kq -> soft_max -> kqv is a causal prefill attention the fused pass reproduces.
+// The caller checks that nothing else reads kq or soft_max: the fused pass does not write them.
+bool fused_attention_fits(const Tensor* kq, const Tensor* soft_max, const Tensor* kqv);
+// Scratch bytes the fused pass needs (the queries in the dot format of K): ComputeParams::wdata.
+size_t fused_attention_work_size(const Tensor* kq);
+// Thread p.ith's share of kqv; all p.nth threads take part (they meet at p.barrier once).
+void fused_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& times);
+
+}  // namespace engine::cpu
