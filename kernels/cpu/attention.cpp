@@ -32,6 +32,13 @@ bool overlaps(const Tensor* a, const Tensor* b) {
   return a0 < b0 + b->nbytes() && b0 < a0 + a->nbytes();
 }
 
+// The scratch: every query in K's dot format, then each query's mask live prefix.
+size_t query_bytes(const Tensor* kq) {
+  const Tensor* k = kq->src[0];
+  const size_t size = row_bytes(vec_dot_type(k->type), k->ne[0]) * static_cast<size_t>(kq->ne[1] * kq->ne[2]);
+  return (size + alignof(int64_t) - 1) / alignof(int64_t) * alignof(int64_t);
+}
+
 }  // namespace
 
 bool fused_attention_fits(const Tensor* kq, const Tensor* soft_max, const Tensor* kqv) {
@@ -56,13 +63,6 @@ bool fused_attention_fits(const Tensor* kq, const Tensor* soft_max, const Tensor
     if (input && overlaps(kqv, input)) return false;
   return dot_order(k->type, k->ne[0], n_kv, n_tokens) == DotOrder::kBatch &&
          dot_order(v->type, n_kv, v->ne[1], n_tokens, true) == DotOrder::kBatch;
-}
-
-// The scratch: every query in K's dot format, then each query's mask live prefix.
-size_t query_bytes(const Tensor* kq) {
-  const Tensor* k = kq->src[0];
-  const size_t bytes = row_bytes(vec_dot_type(k->type), k->ne[0]) * static_cast<size_t>(kq->ne[1] * kq->ne[2]);
-  return (bytes + alignof(int64_t) - 1) / alignof(int64_t) * alignof(int64_t);
 }
 
 size_t fused_attention_work_size(const Tensor* kq) { return query_bytes(kq) + static_cast<size_t>(kq->ne[1]) * sizeof(int64_t); }
