@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cpu/row_split.h"
+#include "cpu/rows.h"
 #include "cpu/vec_dot.h"
 #include "engine/error.h"
 
@@ -18,8 +19,6 @@ namespace {
 // Queries per work item: the V product's causal spans follow groups of this many columns.
 constexpr int64_t kQueryBlock = 64;
 
-const char* bytes(const void* p) { return static_cast<const char*>(p); }
-
 char* grown(std::vector<char>& buffer, size_t size) {
   if (buffer.size() < size) buffer.resize(size);
   return buffer.data();
@@ -27,8 +26,8 @@ char* grown(std::vector<char>& buffer, size_t size) {
 
 // True when the bytes of a and b intersect.
 bool overlaps(const Tensor* a, const Tensor* b) {
-  const char* a0 = bytes(a->data);
-  const char* b0 = bytes(b->data);
+  const auto* a0 = static_cast<const char*>(a->data);
+  const auto* b0 = static_cast<const char*>(b->data);
   return a0 < b0 + b->nbytes() && b0 < a0 + a->nbytes();
 }
 
@@ -94,13 +93,13 @@ void fused_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max,
   const WorkRange q_rows = split_work(n_tokens * heads, p.ith, p.nth);
   for (int64_t r = q_rows.begin; r < q_rows.end; ++r) {
     const int64_t t = r % n_tokens, h = r / n_tokens;
-    quantize_activation(k->type, reinterpret_cast<const float*>(bytes(q->data) + t * q->nb[1] + h * q->nb[2]), q_all + r * q_row,
+    quantize_activation(k->type, reinterpret_cast<const float*>(row_ptr(q, t, h, 0)), q_all + r * q_row,
                         head_dim);
   }
   auto* live = reinterpret_cast<int64_t*>(q_all + query_bytes(kq));
   const WorkRange mask_rows = split_work(n_tokens, p.ith, p.nth);
   for (int64_t t = mask_rows.begin; t < mask_rows.end; ++t)
-    live[t] = mask ? mask_live_prefix(reinterpret_cast<const float*>(bytes(mask->data) + t * mask->nb[1]), n_kv) : n_kv;
+    live[t] = mask ? mask_live_prefix(reinterpret_cast<const float*>(row_ptr(mask, t, 0, 0)), n_kv) : n_kv;
   if (p.nth > 1) barrier_wait(p);
   auto lap = [&](int phase) {
     const auto now = Clock::now();
@@ -114,19 +113,18 @@ void fused_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max,
     const char* q_acts = q_all + (h * n_tokens + c0) * q_row;
     // Scores of query t at column t - c0, one KV position per float; past a query they are
     // left unwritten, and the softmax reads only up to its mask's live prefix.
-    const MulMatBatch kq_batch{bytes(k->data) + h / k_share * k->nb[2], q_acts, q_row, reinterpret_cast<char*>(scores),
+    const MulMatBatch kq_batch{row_ptr(k, 0, h / k_share, 0), q_acts, q_row, reinterpret_cast<char*>(scores),
                                sizeof(float), n_kv * sizeof(float)};
     mul_mat_columns(kq, kq_order, kq_batch, 0, n_kv, c0, c1);
     lap(0);
     for (int64_t t = c0; t < c1; ++t) {
       float* row = scores + (t - c0) * n_kv;
-      const auto* m = mask ? reinterpret_cast<const float*>(bytes(mask->data) + t * mask->nb[1]) : nullptr;
+      const auto* m = mask ? reinterpret_cast<const float*>(row_ptr(mask, t, 0, 0)) : nullptr;
       soft_max_row(row, m, live[t], scale, row, n_kv, w);
     }
     lap(1);
     for (int64_t t = c0; t < c1; ++t) quantize_activation(v->type, scores + (t - c0) * n_kv, p_acts + (t - c0) * p_row, n_kv);
-    const MulMatBatch kqv_batch{bytes(v->data) + h / v_share * v->nb[2], p_acts, p_row,
-                                static_cast<char*>(kqv->data) + h * kqv->nb[2] + c0 * kqv->nb[1], kqv->nb[0], kqv->nb[1]};
+    const MulMatBatch kqv_batch{row_ptr(v, 0, h / v_share, 0), p_acts, p_row, row_ptr(kqv, c0, h, 0), kqv->nb[0], kqv->nb[1]};
     mul_mat_columns(kqv, kqv_order, kqv_batch, 0, v_rows, c0, c1);
     lap(2);
   }

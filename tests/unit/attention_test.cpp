@@ -52,7 +52,8 @@ struct Attention {
     kqv->flags |= kOutput;
   }
 
-  // Dense random rows for a weight-like leaf (seed > 0) or zeros (the mask, filled above).
+  // Own storage for a leaf: dense random rows (seed > 0) or zeros (the mask, filled by the
+  // constructor).
   Tensor* leaf(Tensor* t, uint32_t seed) {
     leaves.emplace_back(t->nbytes(), 0);
     t->data = leaves.back().data();
