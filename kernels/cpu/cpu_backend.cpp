@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cpu/attention.h"
+#include "cpu/cpu_features.h"
 #include "cpu/kernels.h"
 #include "cpu/repack.h"
 #include "cpu/row_split.h"
@@ -145,6 +146,8 @@ class CpuBackend final : public Backend {
   }
 
   size_t compute_buffer_bytes() const override { return buffer_.size(); }
+
+  bool prefill_float_activations(DType weight) const override { return weight == DType::Q8_0 && cpu::amx_in_use(); }
 
  private:
   void validate(const Tensor& node) const {

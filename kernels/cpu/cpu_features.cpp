@@ -6,6 +6,12 @@
 #include <cstdlib>
 #include <string>
 
+#if defined(__x86_64__) && defined(__linux__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #include "cpu/vec_dot.h"
 
 namespace engine::cpu {
@@ -27,6 +33,27 @@ SimdLevel initial_cap() {
   return env && std::string(env) == "1" ? SimdLevel::kScalar : SimdLevel::kAvx512Bf16;
 }
 
+// AMX-TILE and AMX-BF16 (CPUID.7.0:EDX bits 24, 22), then the tile data state granted by
+// Linux (arch_prctl ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA), which it withholds by default.
+bool detect_amx() {
+#if defined(__x86_64__) && defined(__linux__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) || !(edx & (1u << 24)) || !(edx & (1u << 22))) return false;
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
+
+std::atomic<bool>& amx_enabled() {
+  static std::atomic<bool> enabled{[] {
+    const char* env = std::getenv("ENGINE_CPU_AMX");
+    return !(env && std::string(env) == "0");
+  }()};
+  return enabled;
+}
+
 std::atomic<SimdLevel>& level() {
   static std::atomic<SimdLevel> active{std::min(initial_cap(), cpu_simd_level())};
   return active;
@@ -46,6 +73,13 @@ void set_simd_level_cap(SimdLevel cap) { level().store(std::min(cap, cpu_simd_le
 void set_cpu_features_override(bool scalar_only) {
   set_simd_level_cap(scalar_only ? SimdLevel::kScalar : SimdLevel::kAvx512Bf16);
 }
+
+bool amx_in_use() {
+  static const bool available = cpu_simd_level() == SimdLevel::kAvx512Bf16 && detect_amx();
+  return available && simd_level() == SimdLevel::kAvx512Bf16 && amx_enabled().load(std::memory_order_relaxed);
+}
+
+void set_amx_enabled(bool enabled) { amx_enabled().store(enabled); }
 
 bool simd_active() { return simd_level() != SimdLevel::kScalar; }
 

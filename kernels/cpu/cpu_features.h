@@ -1,6 +1,7 @@
 #pragma once
 // Which instruction set the CPU kernels use, chosen at run time from what the CPU reports.
 // Every SIMD kernel is bit-identical to its scalar twin, so the level changes speed only.
+// AMX tiles are the exception, switched separately: they change Q8_0 prefill results.
 namespace engine::cpu {
 
 enum class SimdLevel {
@@ -16,5 +17,11 @@ SimdLevel simd_level();
 SimdLevel cpu_simd_level();
 // Caps the level in use (tests and benchmarks compare levels on the same machine).
 void set_simd_level_cap(SimdLevel cap);
+
+// Whether Q8_0 prefill multiplies run on AMX-BF16 tiles (mul_mat_amx.h): the CPU has them, the
+// OS grants the process their state, the level in use is kAvx512Bf16, and neither
+// set_amx_enabled(false) nor ENGINE_CPU_AMX=0 turned them off.
+bool amx_in_use();
+void set_amx_enabled(bool enabled);
 
 }  // namespace engine::cpu

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cpu/kernels.h"
+#include "cpu/mul_mat_amx.h"
 #include "cpu/row_split.h"
 #include "cpu/vec_dot.h"
 #include "engine/error.h"
@@ -123,6 +124,7 @@ bool mul_mat_supports(DType weight) { return dot_supported(weight); }
 
 size_t mul_mat_work_size(const Tensor* dst, int nth) {
   check_shapes(dst);
+  if (mul_mat_amx_applies(dst)) return mul_mat_amx_work_size(dst, nth);
   const Tensor* a = dst->src[0];
   const Tensor* b = dst->src[1];
   // Converted activations, then one row of gathered floats per thread for strided src1.
@@ -131,6 +133,7 @@ size_t mul_mat_work_size(const Tensor* dst, int nth) {
 
 void mul_mat(const ComputeParams& p, Tensor* dst) {
   check_shapes(dst);
+  if (mul_mat_amx_applies(dst) && p.wsize >= mul_mat_amx_work_size(dst, p.nth)) return mul_mat_amx(p, dst);
   const Tensor* a = dst->src[0];
   const Tensor* b = dst->src[1];
   if (!p.wdata || p.wsize < mul_mat_work_size(dst, p.nth))

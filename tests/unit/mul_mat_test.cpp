@@ -1,12 +1,17 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "cpu/cpu_features.h"
 #include "cpu/kernels.h"
+#include "cpu/mul_mat_amx.h"
+#include "cpu/repack.h"
 #include "cpu/vec_dot.h"
+#include "engine/backend.h"
 #include "engine/error.h"
 #include "engine/graph.h"
 #include "engine/quants.h"
@@ -349,6 +354,94 @@ TEST(MulMat, RejectsTooSmallScratch) {
   p.wdata = work.data();
   p.wsize = work.size();
   EXPECT_THROW(cpu::mul_mat(p, y), Error);
+}
+
+// Switches AMX off for one scope (where it was on).
+struct AmxOff {
+  AmxOff() { cpu::set_amx_enabled(false); }
+  ~AmxOff() { cpu::set_amx_enabled(true); }
+};
+
+// Q8_0 weights of k x rows (packed for the SIMD kernels or in the file's layout) by `cols` float
+// columns.
+struct Q8_0Prefill {
+  Graph g;
+  Storage s;
+  Tensor* y;
+  std::vector<std::vector<float>> weights;  // dequantized, before packing
+
+  Q8_0Prefill(int64_t k, int64_t rows, int64_t cols, bool packed) {
+    Tensor* w = g.new_tensor_2d(DType::Q8_0, k, rows, "w");
+    Tensor* x = g.new_tensor_2d(DType::F32, k, cols, "x");
+    y = g.mul_mat(w, x);
+    s.bind(w), s.bind(x), s.bind(y);
+    fill_random(w, 11);
+    fill_random(x, 12);
+    for (int64_t r = 0; r < rows; ++r) weights.push_back(row_of(w, r));
+    if (packed) {
+      cpu::pack_rows(DType::Q8_0, k, rows, w->data);
+      w->flags |= kPacked;
+    }
+  }
+
+  // The largest |y - w·x| over every output, in units of sum |w·x|, against double-precision
+  // dots of the weights and the float activations as given (not quantized).
+  double worst_float_product_error() const {
+    const Tensor* x = y->src[1];
+    double worst = 0;
+    for (int64_t c = 0; c < x->ne[1]; ++c)
+      for (size_t r = 0; r < weights.size(); ++r) {
+        double ref = 0, mag = 0;
+        for (int64_t k = 0; k < x->ne[0]; ++k) {
+          ref += double(weights[r][k]) * f32_at(x, k, c);
+          mag += std::fabs(double(weights[r][k]) * f32_at(x, k, c));
+        }
+        worst = std::max(worst, std::fabs(f32_at(y, static_cast<int64_t>(r), c) - ref) / (mag + 1e-30));
+      }
+    return worst;
+  }
+};
+
+TEST(MulMatAmx, Q8_0PrefillIsTheFloatProductToTheBf16SplitsPrecision) {
+  if (!cpu::amx_in_use()) GTEST_SKIP() << "this CPU (or OS) gives no AMX-BF16 tiles";
+  // K past one weight panel pass (2048), rows past one panel (128), a partial column block.
+  for (bool packed : {false, true})
+    for (int64_t cols : {cpu::kAmxMinColumns, int64_t{45}})
+      for (int nth : {1, 2, 3}) {
+        Q8_0Prefill m(2048 + 96, 160, cols, packed);
+        ASSERT_TRUE(cpu::mul_mat_amx_applies(m.y));
+        run_mul_mat(m.y, nth);
+        const double amx = m.worst_float_product_error();
+        {
+          AmxOff off;
+          ASSERT_FALSE(cpu::mul_mat_amx_applies(m.y));
+          run_mul_mat(m.y, nth);
+        }
+        const double quantized = m.worst_float_product_error();
+        SCOPED_TRACE(testing::Message() << "packed " << packed << ", " << cols << " columns, " << nth << " threads");
+        EXPECT_LT(amx, 4e-6);
+        EXPECT_GT(quantized, 10 * amx) << "Q8_0 activations should be far coarser than the bf16 splits";
+      }
+}
+
+TEST(MulMatAmx, FewerColumnsKeepTheQuantizedOrder) {
+  if (!cpu::amx_in_use()) GTEST_SKIP() << "this CPU (or OS) gives no AMX-BF16 tiles";
+  Q8_0Prefill m(256, 64, cpu::kAmxMinColumns - 1, true);
+  EXPECT_FALSE(cpu::mul_mat_amx_applies(m.y));
+  run_mul_mat(m.y, 2);
+  const std::vector<uint8_t> with_amx(static_cast<uint8_t*>(m.y->data), static_cast<uint8_t*>(m.y->data) + m.y->nbytes());
+  AmxOff off;
+  run_mul_mat(m.y, 2);
+  EXPECT_EQ(0, std::memcmp(with_amx.data(), m.y->data, with_amx.size()));
+}
+
+TEST(MulMatAmx, CpuBackendReportsFloatActivationsOnlyWhereAmxRuns) {
+  const auto backend = make_cpu_backend(1);
+  EXPECT_EQ(backend->prefill_float_activations(DType::Q8_0), cpu::amx_in_use());
+  EXPECT_FALSE(backend->prefill_float_activations(DType::Q4_0));
+  if (!cpu::amx_in_use()) return;
+  AmxOff off;
+  EXPECT_FALSE(backend->prefill_float_activations(DType::Q8_0));
 }
 
 TEST(GetRows, DequantizesSelectedRows) {

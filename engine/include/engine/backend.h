@@ -47,6 +47,10 @@ class Backend {
   virtual void compute(const Graph& graph, Profiler* profiler) = 0;
   // Bytes currently held for compute buffers.
   virtual size_t compute_buffer_bytes() const = 0;
+  // Whether multiplies of `weight` matrices over a prompt's tokens keep the activations in
+  // float instead of quantizing them to the weight's dot-product format (Q8_0 / Q8_K, as
+  // llama.cpp does): their results then stand to llama.cpp's as a float forward pass does.
+  virtual bool prefill_float_activations(DType /*weight*/) const { return false; }
 };
 
 // The CPU backend with `n_threads` worker threads (0: all hardware threads).
