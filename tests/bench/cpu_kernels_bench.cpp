@@ -4,6 +4,8 @@
 // weight bytes streamed per second. Scalar prefill runs on the first 512 rows only (it would
 // take tens of seconds per iteration); compare it by its GMAC/s. The `simd_packed` runs take the
 // weight in the packed layout the CPU backend gives Q4_0 / Q8_0 / Q4_K / Q6_K (repack.h).
+// `mul_mat_prefill/q8_0/amx` runs the prefill shape through mul_mat itself, which takes the AMX
+// tiles with float activations where the CPU has them (mul_mat_amx.h).
 // `attention_qk` is one head's q.k of a 512-token prompt: 512 F16 keys of 64 elements times 512
 // queries (the short-dot kernel).
 #include <benchmark/benchmark.h>
@@ -13,9 +15,11 @@
 #include <vector>
 
 #include "cpu/cpu_features.h"
+#include "cpu/kernels.h"
 #include "cpu/repack.h"
 #include "cpu/vec_dot.h"
 #include "cpu/vec_math.h"
+#include "engine/graph.h"
 #include "engine/quants.h"
 #include "random_floats.h"
 
@@ -82,6 +86,30 @@ void mul_mat(benchmark::State& state, DType type, int64_t cols, bool simd, bool 
   mul_mat_rows(state, type, kK, kRows, (!simd && cols > 1) ? 512 : kRows, cols, simd, packed);
 }
 
+void mul_mat_amx_prefill(benchmark::State& state) {
+  if (!engine::cpu::amx_in_use()) return state.SkipWithError("no AMX-BF16 tiles on this CPU");
+  Matrix& m = const_cast<Matrix&>(matrix(DType::Q8_0, kK, kRows, 1, true));
+  engine::Graph g;
+  engine::Tensor* w = g.new_tensor_2d(DType::Q8_0, kK, kRows, "w");
+  engine::Tensor* x = g.new_tensor_2d(DType::F32, kK, kPromptTokens, "x");
+  engine::Tensor* y = g.mul_mat(w, x);
+  std::vector<float> xs = random_floats(kK * kPromptTokens, 2), ys(static_cast<size_t>(kRows * kPromptTokens));
+  w->data = m.w.data();
+  w->flags |= engine::kPacked;
+  x->data = xs.data();
+  y->data = ys.data();
+  std::vector<uint8_t> work(engine::cpu::mul_mat_work_size(y, 1));
+  engine::cpu::ComputeParams p;
+  p.wdata = work.data();
+  p.wsize = work.size();
+  for (auto _ : state) {
+    engine::cpu::mul_mat(p, y);
+    benchmark::DoNotOptimize(ys.data());
+  }
+  state.counters["GMAC/s"] =
+      benchmark::Counter(static_cast<double>(kK) * kRows * kPromptTokens * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 void attention_qk(benchmark::State& state, bool simd) {
   mul_mat_rows(state, DType::F16, kHeadDim, kPromptTokens, kPromptTokens, kPromptTokens, simd, false);
 }
@@ -139,6 +167,7 @@ int register_all() {
         ->Unit(benchmark::kMillisecond)
         ->Iterations(1);
   }
+  benchmark::RegisterBenchmark("mul_mat_prefill/q8_0/amx", mul_mat_amx_prefill)->Unit(benchmark::kMillisecond);
   for (DType t : {DType::Q8_0, DType::Q4_1, DType::Q4_K})
     for (bool simd : {true, false})
       benchmark::RegisterBenchmark(
