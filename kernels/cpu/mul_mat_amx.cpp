@@ -164,6 +164,15 @@ void convert_panel(const Tensor* a, int64_t row0, int64_t rows, int64_t chunk0, 
   }
 }
 
+// C tiles 0..3 (columns 0..15 x rows 0..15, x rows 16..31, columns 16..31 x rows 0..15, x rows
+// 16..31) += A tiles 4 (columns 0..15), 5 (columns 16..31) times B tiles 6 (rows 0..15), 7 (rows 16..31).
+[[gnu::always_inline]] inline void multiply_loaded_tiles() {
+  _tile_dpbf16ps(0, 4, 6);
+  _tile_dpbf16ps(1, 4, 7);
+  _tile_dpbf16ps(2, 5, 6);
+  _tile_dpbf16ps(3, 5, 7);
+}
+
 // One 32 x 32 C block over `chunks` chunks: c[column][row], c_stride bytes per column; starts
 // from c's values when accumulate, else from zero.
 void multiply_block(const char* a, const char* w, int64_t chunks, char* c, size_t c_stride, bool accumulate) {
@@ -185,22 +194,13 @@ void multiply_block(const char* a, const char* w, int64_t chunks, char* c, size_
     _tile_loadd(5, a + 3 * kTileBytes, 64);
     _tile_loadd(6, w, 64);
     _tile_loadd(7, w + 2 * kTileBytes, 64);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
+    multiply_loaded_tiles();
     _tile_loadd(4, a, 64);
     _tile_loadd(5, a + 2 * kTileBytes, 64);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
+    multiply_loaded_tiles();
     _tile_loadd(6, w + kTileBytes, 64);
     _tile_loadd(7, w + 3 * kTileBytes, 64);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
+    multiply_loaded_tiles();
   }
   _tile_stored(0, c, c_stride);
   _tile_stored(1, c + kHalf * sizeof(float), c_stride);
