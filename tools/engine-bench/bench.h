@@ -60,9 +60,12 @@ struct ModelInfo {
   size_t size_bytes = 0;    // all tensor data
   int64_t params = 0;       // elements of all tensors
   std::vector<DtypeShare> dtype_mix;  // largest share first
+  // Weight dtypes whose prompt multiplies keep float activations on this backend and machine
+  // (Backend::prefill_float_activations), so their numbers are not llama.cpp's integer order.
+  std::vector<engine::DType> prefill_float_activations;
 };
 
-ModelInfo describe_model(const engine::Model& model, const std::string& path);
+ModelInfo describe_model(const engine::Session& session, const std::string& path);
 
 struct TestResult {
   BenchTest test;

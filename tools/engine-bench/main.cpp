@@ -78,12 +78,12 @@ void run(const BenchOptions& opt, const std::string& format) {
       for (const BenchTest& t : tests) {
         const auto session = engine::Session::create(path, session_params(opt, opt.n_ctx > 0 ? opt.n_ctx : t.positions()));
         if (context.peak_rss_resets) reset_peak_rss();
-        keep(describe_model(session->model(), path), measure(*session, t, opt, context.bandwidth_gbs));
+        keep(describe_model(*session, path), measure(*session, t, opt, context.bandwidth_gbs));
       }
       continue;
     }
     const auto session = engine::Session::create(path, session_params(opt, opt.n_ctx));
-    const ModelInfo info = describe_model(session->model(), path);
+    const ModelInfo info = describe_model(*session, path);
     for (const BenchTest& t : tests) keep(info, measure(*session, t, opt, context.bandwidth_gbs));
   }
   report->finish();

@@ -25,7 +25,8 @@ std::string upper(std::string_view s) {
 
 }  // namespace
 
-ModelInfo describe_model(const engine::Model& model, const std::string& path) {
+ModelInfo describe_model(const engine::Session& session, const std::string& path) {
+  const engine::Model& model = session.model();
   ModelInfo info;
   info.path = path;
   info.size_bytes = model.weights_bytes();
@@ -34,6 +35,8 @@ ModelInfo describe_model(const engine::Model& model, const std::string& path) {
     info.params += t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3];
     bytes[t.type] += t.nbytes;
   }
+  for (const auto& [type, n] : bytes)
+    if (session.backend().prefill_float_activations(type)) info.prefill_float_activations.push_back(type);
   for (const auto& [type, n] : bytes)
     info.dtype_mix.push_back({type, info.size_bytes ? static_cast<double>(n) / static_cast<double>(info.size_bytes) : 0});
   std::stable_sort(info.dtype_mix.begin(), info.dtype_mix.end(),

@@ -56,8 +56,15 @@ class MarkdownReport : public BenchReport {
   }
   void finish() override {
     out_ << "\n";
-    for (const ModelInfo& m : models_)
+    for (const ModelInfo& m : models_) {
       out_ << fmt::format("dtype mix of {} ({}): {}\n", m.description, m.path, dtype_mix_text(m, true));
+      std::vector<std::string_view> float_acts;
+      for (engine::DType t : m.prefill_float_activations) float_acts.push_back(engine::dtype_name(t));
+      if (!float_acts.empty())
+        out_ << fmt::format("prompt multiplies of {} weights keep the activations in float on this backend, where "
+                            "llama.cpp quantizes them (CPU: AMX tiles; ENGINE_CPU_AMX=0 gives llama.cpp's order)\n",
+                            fmt::join(float_acts, ", "));
+    }
     out_ << fmt::format(
         "memory bandwidth measured on the spot (cpu-local, {} threads): {:.1f} GB/s; roofline = bytes a decode step "
         "reads and writes (cost model, weights + KV cache at that depth) x t/s / bandwidth\n",
