@@ -38,6 +38,10 @@ std::vector<double> plan_tempsizes(const engine::Graph& graph) {
   for (const engine::Lifetime& l : engine::Plan::lifetimes(graph)) {
     delta[l.first] += static_cast<double>(l.tensor->nbytes());
     delta[l.last + 1] -= static_cast<double>(l.tensor->nbytes());
+    if (l.in_place_of) {  // one storage for both at the node that takes it over
+      delta[l.first] -= static_cast<double>(l.in_place_of->nbytes());
+      delta[l.first + 1] += static_cast<double>(l.in_place_of->nbytes());
+    }
   }
   std::vector<double> out(graph.nodes().size());
   double live = 0;

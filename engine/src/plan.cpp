@@ -90,6 +90,10 @@ std::vector<Lifetime> Plan::lifetimes(const Graph& graph) {
     if (!needs_placement(n)) continue;
     const auto it = last_use.find(n);
     out.push_back({n, i, n->has(kOutput) ? end : it == last_use.end() ? i : it->second});
+    const Tensor* s = n->src[0];
+    if (op_info(n->op).in_place && s && needs_placement(s) && !s->has(kOutput) && last_use[s] == i &&
+        align_up(s->nbytes()) == align_up(n->nbytes()))
+      out.back().in_place_of = s;
   }
   return out;
 }
@@ -107,10 +111,20 @@ Plan Plan::make(const Graph& graph) {
     ends[l.last].push_back(&l);
   }
   for (size_t i = 0; i < starts.size(); ++i) {
-    for (const Lifetime* l : starts[i]) plan.offsets[l->tensor] = arena.alloc(align_up(l->tensor->nbytes()));
+    std::vector<const Tensor*> handed_over;
+    for (const Lifetime* l : starts[i]) {
+      if (l->in_place_of) {
+        plan.offsets[l->tensor] = plan.offsets.at(l->in_place_of);
+        handed_over.push_back(l->in_place_of);
+        continue;
+      }
+      plan.offsets[l->tensor] = arena.alloc(align_up(l->tensor->nbytes()));
+    }
     std::sort(ends[i].begin(), ends[i].end(),
               [&](const Lifetime* a, const Lifetime* b) { return plan.offsets.at(a->tensor) < plan.offsets.at(b->tensor); });
-    for (const Lifetime* l : ends[i]) arena.release(plan.offsets.at(l->tensor), align_up(l->tensor->nbytes()));
+    for (const Lifetime* l : ends[i])
+      if (std::find(handed_over.begin(), handed_over.end(), l->tensor) == handed_over.end())
+        arena.release(plan.offsets.at(l->tensor), align_up(l->tensor->nbytes()));
   }
   plan.buffer_size = arena.peak();
   return plan;

@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "cpu/kernels.h"
@@ -379,6 +380,42 @@ TEST(CpuOps, SoftMaxWithoutMaskIsPlainSoftmax) {
   EXPECT_NEAR(out[0], 0.4, 1e-5);
   EXPECT_NEAR(out[1], 0.4, 1e-5);
   EXPECT_NEAR(out[2], 0.2, 1e-5);
+}
+
+TEST(CpuOps, SoftMaxInPlaceGivesTheSameBits) {
+  // The plan may put SOFT_MAX's result over its scores (op.h, in_place): each row is read
+  // before it is written. Causal mask, longer rows than one vector group, 1-3 threads.
+  constexpr int kKeys = 70, kQueries = 6, kHeads = 3;
+  Graph g;
+  Storage s;
+  Tensor* kq = tensor(g, {kKeys, kQueries, kHeads}, "kq");
+  Tensor* mask = tensor(g, {kKeys, kQueries}, "kq_mask");
+  Tensor* apart = g.soft_max(kq, mask, 0.25f);
+  Tensor* over = g.soft_max(kq, mask, 0.25f);
+  const std::vector<float> scores = random_values(kKeys * kQueries * kHeads, 21, -6.0f, 6.0f);
+  s.bind(kq, scores);
+  std::vector<float> m(kKeys * kQueries, 0.0f);
+  for (int q = 0; q < kQueries; ++q)
+    for (int k = 60 + q + 1; k < kKeys; ++k) m[q * kKeys + k] = -kInf;
+  s.bind(mask, m);
+  s.bind_zeros(apart);
+  const std::vector<float> expected = run_with_threads(cpu::soft_max, apart, 1);
+  over->data = kq->data;
+  for (int nth : {1, 2, 3}) {
+    std::memcpy(kq->data, scores.data(), scores.size() * sizeof(float));
+    cpu::Barrier barrier(nth);
+    std::vector<std::thread> threads;
+    for (int ith = 0; ith < nth; ++ith)
+      threads.emplace_back([&, ith] {
+        ComputeParams p;
+        p.ith = ith;
+        p.nth = nth;
+        p.barrier = &barrier;
+        cpu::soft_max(p, over);
+      });
+    for (std::thread& t : threads) t.join();
+    EXPECT_EQ(0, std::memcmp(expected.data(), kq->data, expected.size() * sizeof(float))) << nth << " threads";
+  }
 }
 
 // ---- thread pool and barrier ----

@@ -31,13 +31,44 @@ TEST(Plan, TensorsLiveAtTheSameTimeNeverOverlap) {
         if (s && life.count(storage_of(s))) life[storage_of(s)].second = i;
     }
     life[step.logits].second = nodes.size();
+    // A node taking over its source's storage shares it exactly, at the one node both are live.
+    std::unordered_map<const Tensor*, const Tensor*> taken_over;
+    for (const Lifetime& l : Plan::lifetimes(*step.graph))
+      if (l.in_place_of) {
+        taken_over[l.tensor] = l.in_place_of;
+        EXPECT_EQ(plan.offsets.at(l.tensor), plan.offsets.at(l.in_place_of)) << l.tensor->name;
+        EXPECT_EQ(life.at(l.in_place_of).second, life.at(l.tensor).first) << l.tensor->name;
+      }
     for (const auto& [a, la] : life)
       for (const auto& [b, lb] : life) {
         if (a == b || la.second < lb.first || lb.second < la.first) continue;
+        if ((taken_over.count(a) && taken_over.at(a) == b) || (taken_over.count(b) && taken_over.at(b) == a)) continue;
         const size_t a0 = plan.offsets.at(a), b0 = plan.offsets.at(b);
         EXPECT_TRUE(a0 + a->nbytes() <= b0 || b0 + b->nbytes() <= a0) << a->name << " overlaps " << b->name;
       }
     for (const auto& [t, off] : plan.offsets) EXPECT_LE(off + t->nbytes(), plan.buffer_size);
+  }
+}
+
+TEST(Plan, SoftMaxTakesOverItsScoresOnlyAsTheirLastReader) {
+  for (bool scores_read_later : {false, true}) {
+    Graph g;
+    Tensor* x = g.new_tensor_2d(DType::F32, 64, 8, "x");  // also the mask: live through the softmax
+    x->flags |= kInput;
+    Tensor* scores = g.scale(x, 0.5f);
+    Tensor* probs = g.soft_max(scores, x, 1.0f);
+    Tensor* out = scores_read_later ? g.add(probs, scores) : probs;
+    out->flags |= kOutput;
+    g.expand(out);
+    const Plan plan = Plan::make(g);
+    const size_t block = 64 * 8 * sizeof(float);
+    if (scores_read_later) {  // x, scores and probs live at once; out then reuses x's block
+      EXPECT_NE(plan.offsets.at(probs), plan.offsets.at(scores));
+      EXPECT_EQ(plan.buffer_size, 3 * block);
+    } else {  // x and scores, which probs takes over
+      EXPECT_EQ(plan.offsets.at(probs), plan.offsets.at(scores));
+      EXPECT_EQ(plan.buffer_size, 2 * block);
+    }
   }
 }
 

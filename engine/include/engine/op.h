@@ -34,6 +34,8 @@ struct OpInfo {
   std::string_view trace_label;  // "X*Y (MAT_MUL)" as the dataflow trace prints it
   int n_src;                     // required sources
   bool is_view;                  // result aliases a source's storage: no compute, no buffer
+  bool in_place;                 // result may take over its first source's storage (same bytes),
+                                 // every backend reading each row of it before writing that row
 };
 
 const OpInfo& op_info(Op op);

@@ -1,8 +1,10 @@
 #pragma once
 // Liveness-based placement of a graph's intermediate and input tensors in one compute
 // buffer. A tensor is live from the node that defines it to its last reader; views
-// (and CPY results) alias their source and take no space. The buffer size the plan
-// reports is exactly what a backend allocates.
+// (and CPY results) alias their source and take no space. A node whose op is in_place
+// (op.h) takes over its first source's storage where it is that source's last reader and
+// the two have the same size. The buffer size the plan reports is exactly what a backend
+// allocates.
 #include <cstddef>
 #include <unordered_map>
 #include <vector>
@@ -17,6 +19,7 @@ struct Lifetime {
   const Tensor* tensor;
   size_t first;
   size_t last;
+  const Tensor* in_place_of = nullptr;  // the source whose storage `tensor` takes over at `first`
 };
 
 struct Plan {
