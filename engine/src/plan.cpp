@@ -91,7 +91,9 @@ std::vector<Lifetime> Plan::lifetimes(const Graph& graph) {
     const auto it = last_use.find(n);
     out.push_back({n, i, n->has(kOutput) ? end : it == last_use.end() ? i : it->second});
     const Tensor* s = n->src[0];
-    if (op_info(n->op).in_place && s && needs_placement(s) && !s->has(kOutput) && last_use[s] == i &&
+    const bool read_otherwise =
+        std::any_of(std::begin(n->src) + 1, std::end(n->src), [&](const Tensor* o) { return o && storage_of(o) == s; });
+    if (op_info(n->op).in_place && s && needs_placement(s) && !s->has(kOutput) && last_use[s] == i && !read_otherwise &&
         align_up(s->nbytes()) == align_up(n->nbytes()))
       out.back().in_place_of = s;
   }

@@ -70,6 +70,15 @@ TEST(Plan, SoftMaxTakesOverItsScoresOnlyAsTheirLastReader) {
       EXPECT_EQ(plan.buffer_size, 2 * block);
     }
   }
+  // Not where the node reads its source through another operand too (here as its mask).
+  Graph g;
+  Tensor* x = g.new_tensor_2d(DType::F32, 64, 8, "x");
+  x->flags |= kInput;
+  Tensor* scores = g.scale(x, 0.5f);
+  Tensor* probs = g.soft_max(scores, scores, 1.0f);
+  probs->flags |= kOutput;
+  g.expand(probs);
+  EXPECT_NE(Plan::make(g).offsets.at(probs), Plan::make(g).offsets.at(scores));
 }
 
 TEST(Plan, ViewsAliasTheirSourceAfterBind) {
