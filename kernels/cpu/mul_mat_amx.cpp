@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "cpu/cpu_features.h"
+#include "cpu/repack.h"
 #include "cpu/row_split.h"
 #include "engine/error.h"
 #include "quant_formats.h"
@@ -91,11 +92,13 @@ __m512i as_bits(__m512bh v) {
   return bits;
 }
 
-// 32 floats (x0: the first 16) as one tile row of hi and one of lo.
-void split_row(__m512 x0, __m512 x1, char* hi, char* lo) {
+// 32 floats (x0: the first 16) as their bf16 hi terms and lo terms, each 32 words in order.
+struct Bf16Split {
+  __m512i hi, lo;
+};
+Bf16Split split_bf16(__m512 x0, __m512 x1) {
   const __m512 h0 = truncate_bf16(x0), h1 = truncate_bf16(x1);
-  _mm512_store_si512(hi, as_bits(_mm512_cvtne2ps_pbh(h1, h0)));
-  _mm512_store_si512(lo, as_bits(_mm512_cvtne2ps_pbh(_mm512_sub_ps(x1, h1), _mm512_sub_ps(x0, h0))));
+  return {as_bits(_mm512_cvtne2ps_pbh(h1, h0)), as_bits(_mm512_cvtne2ps_pbh(_mm512_sub_ps(x1, h1), _mm512_sub_ps(x0, h0)))};
 }
 
 // Columns [begin, end) of the activations (zeros past the last), each as row c % 16 of its tiles.
@@ -110,7 +113,9 @@ void convert_activations(const Tensor* b, char* acts, int64_t begin, int64_t end
         _mm512_store_si512(row + kTileBytes, _mm512_setzero_si512());
         continue;
       }
-      split_row(_mm512_loadu_ps(x + t * kChunk), _mm512_loadu_ps(x + t * kChunk + kHalf), row, row + kTileBytes);
+      const Bf16Split split = split_bf16(_mm512_loadu_ps(x + t * kChunk), _mm512_loadu_ps(x + t * kChunk + kHalf));
+      _mm512_store_si512(row, split.hi);
+      _mm512_store_si512(row + kTileBytes, split.lo);
     }
   }
 }
@@ -119,15 +124,18 @@ void convert_activations(const Tensor* b, char* acts, int64_t begin, int64_t end
 alignas(64) const uint16_t kPairWords[32] = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
                                              8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
 
+// A packed group (repack.h) is one B tile's 16 weight rows.
+static_assert(kPackRows == kHalf);
+
 // Block `block` of 16 weight rows as tiles: from the packed group at w (repack.h), or from 16
 // file rows row_bytes apart.
 void convert_weight_block(const char* w, size_t row_bytes, bool packed, int64_t block, char* hi, char* lo) {
   __m512 d;
   __m512i lanes[8];  // lane j: levels 4j..4j+3 of each row
   if (packed) {
-    const char* group = w + block * kHalf * static_cast<int64_t>(sizeof(BlockQ8_0));
+    const char* group = w + block * kPackRows * static_cast<int64_t>(sizeof(BlockQ8_0));
     d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(group)));
-    for (int j = 0; j < 8; ++j) lanes[j] = _mm512_loadu_si512(group + kHalf * sizeof(uint16_t) + j * 64);
+    for (int j = 0; j < 8; ++j) lanes[j] = _mm512_loadu_si512(group + kPackRows * sizeof(uint16_t) + j * kPackRows * sizeof(int32_t));
   } else {
     const __m512i rows = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                             _mm512_set1_epi32(static_cast<int>(row_bytes)));
@@ -142,12 +150,11 @@ void convert_weight_block(const char* w, size_t row_bytes, bool packed, int64_t 
     const __m512i levels[4] = {_mm512_srai_epi32(_mm512_slli_epi32(v, 24), 24), _mm512_srai_epi32(_mm512_slli_epi32(v, 16), 24),
                                _mm512_srai_epi32(_mm512_slli_epi32(v, 8), 24), _mm512_srai_epi32(v, 24)};
     for (int p = 0; p < 2; ++p) {
-      const __m512 w0 = _mm512_mul_ps(_mm512_cvtepi32_ps(levels[2 * p]), d);
-      const __m512 w1 = _mm512_mul_ps(_mm512_cvtepi32_ps(levels[2 * p + 1]), d);
-      const __m512 h0 = truncate_bf16(w0), h1 = truncate_bf16(w1);
+      const Bf16Split split = split_bf16(_mm512_mul_ps(_mm512_cvtepi32_ps(levels[2 * p]), d),
+                                         _mm512_mul_ps(_mm512_cvtepi32_ps(levels[2 * p + 1]), d));
       const int k = 2 * j + p;
-      _mm512_store_si512(hi + k * 64, _mm512_or_si512(_mm512_castps_si512(h1), _mm512_srli_epi32(_mm512_castps_si512(h0), 16)));
-      _mm512_store_si512(lo + k * 64, _mm512_permutexvar_epi16(pair_words, as_bits(_mm512_cvtne2ps_pbh(_mm512_sub_ps(w1, h1), _mm512_sub_ps(w0, h0)))));
+      _mm512_store_si512(hi + k * 64, _mm512_permutexvar_epi16(pair_words, split.hi));
+      _mm512_store_si512(lo + k * 64, _mm512_permutexvar_epi16(pair_words, split.lo));
     }
   }
 }
