@@ -75,7 +75,7 @@ void set_cpu_features_override(bool scalar_only) {
 }
 
 bool amx_in_use() {
-  static const bool available = cpu_simd_level() == SimdLevel::kAvx512Bf16 && detect_amx();
+  static const bool available = detect_amx();
   return available && simd_level() == SimdLevel::kAvx512Bf16 && amx_enabled().load(std::memory_order_relaxed);
 }
 

@@ -35,10 +35,10 @@ ModelInfo describe_model(const engine::Session& session, const std::string& path
     info.params += t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3];
     bytes[t.type] += t.nbytes;
   }
-  for (const auto& [type, n] : bytes)
-    if (session.backend().prefill_float_activations(type)) info.prefill_float_activations.push_back(type);
-  for (const auto& [type, n] : bytes)
+  for (const auto& [type, n] : bytes) {
     info.dtype_mix.push_back({type, info.size_bytes ? static_cast<double>(n) / static_cast<double>(info.size_bytes) : 0});
+    if (session.backend().prefill_float_activations(type)) info.prefill_float_activations.push_back(type);
+  }
   std::stable_sort(info.dtype_mix.begin(), info.dtype_mix.end(),
                    [](const DtypeShare& a, const DtypeShare& b) { return a.share > b.share; });
   info.description = fmt::format("{} {} {}", model.hparams().arch, parameter_class(info.params),
