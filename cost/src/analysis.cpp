@@ -4,7 +4,7 @@
 #include <string>
 
 #include "engine/error.h"
-#include "engine/plan.h"
+#include "engine/session.h"
 
 namespace cost {
 namespace {
@@ -41,10 +41,13 @@ Analysis analyze_model(const engine::Model& model, std::string source, AnalysisO
   a.step = engine::build_step_graph(model, kv, engine::StepShape{options.n_tokens, options.n_past, 1});
   a.cost = analyze(*a.step.graph, options.model);
 
-  const engine::StepShape largest = engine::largest_step(options.n_ctx, options.n_ubatch);
-  const engine::StepGraph reserve = engine::build_step_graph(model, kv, largest);
-  a.memory = MemoryEstimate{model.weights_bytes(), kv.bytes(), engine::Plan::make(*reserve.graph).buffer_size,
-                            largest.n_tokens};
+  engine::SessionParams session;  // the session engine-run would open for these options
+  session.n_ctx = options.n_ctx;
+  session.kv_type = options.kv_type;
+  session.n_ubatch = options.n_ubatch;
+  const engine::MemoryUse need = engine::session_memory(model, session);
+  a.memory = MemoryEstimate{need.weights, need.kv_cache, need.compute_buffer,
+                            engine::largest_step(options.n_ctx, options.n_ubatch).n_tokens};
 
   if (!options.hardware.empty()) {
     Speed s;

@@ -4,9 +4,12 @@
 #include <chrono>
 #include <cmath>
 
+#include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
 #include "engine/error.h"
+#include "engine/host_memory.h"
+#include "engine/plan.h"
 
 namespace engine {
 namespace {
@@ -17,21 +20,60 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+void check_params(const SessionParams& params) {
+  if (params.n_ubatch <= 0) throw Error("batch size must be positive, got " + std::to_string(params.n_ubatch));
+  if (params.n_ctx < 0) throw Error("context size must be positive, got " + std::to_string(params.n_ctx));
+  if (params.backend != "cpu") throw Error("unknown backend '" + params.backend + "' (available: cpu)");
+}
+
+std::string gib(size_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1 << 30)); }
+
+// Refuses a session whose KV cache and compute buffer cannot fit the memory still free (the
+// weights are in memory already), before any of it is allocated.
+void check_fits(const MemoryUse& need, int64_t n_ctx) {
+  const size_t available = available_host_memory();
+  const size_t to_allocate = need.kv_cache + need.compute_buffer;
+  if (available == 0 || to_allocate <= available) return;
+  throw Error(fmt::format(
+      "a context of {} positions needs {} bytes ({}: KV cache {} + compute buffer {}) beside the weights' {}, "
+      "but {} bytes ({}) of memory are available; use a smaller context (-c)",
+      n_ctx, to_allocate, gib(to_allocate), need.kv_cache, need.compute_buffer, need.weights, available, gib(available)));
+}
+
 }  // namespace
+
+int64_t session_context(const Model& model, const SessionParams& params) {
+  return params.n_ctx > 0 ? params.n_ctx : default_context(model.hparams());
+}
+
+MemoryUse session_memory(const Model& model, const SessionParams& params) {
+  check_params(params);
+  const int64_t n_ctx = session_context(model, params);
+  KVCache kv(model.hparams(), n_ctx, params.kv_type, false);
+  const StepGraph g = build_step_graph(model, kv, largest_step(n_ctx, params.n_ubatch));
+  return MemoryUse{model.weights_bytes(), kv.bytes(), Plan::make(*g.graph).buffer_size};
+}
 
 Session::~Session() = default;
 
 std::unique_ptr<Session> Session::create(const std::string& model_path, const SessionParams& params) {
   const auto t0 = Clock::now();
+  check_params(params);
+  return create(Model::load(model_path), params, t0);
+}
+
+std::unique_ptr<Session> Session::create(std::unique_ptr<Model> model, const SessionParams& params) {
+  return create(std::move(model), params, Clock::now());
+}
+
+std::unique_ptr<Session> Session::create(std::unique_ptr<Model> model, const SessionParams& params, Clock::time_point t0) {
   auto s = std::unique_ptr<Session>(new Session());
   s->created_ = t0;
   s->params_ = params;
-  if (params.n_ubatch <= 0) throw Error("batch size must be positive");
-  if (params.backend != "cpu") throw Error("unknown backend '" + params.backend + "' (available: cpu)");
-  s->model_ = Model::load(model_path);
+  s->model_ = std::move(model);
   const HParams& hp = s->model_->hparams();
-  const int64_t n_ctx = params.n_ctx > 0 ? params.n_ctx : default_context(hp);
-  if (params.n_ctx < 0) throw Error("context size must be positive, got " + std::to_string(params.n_ctx));
+  const int64_t n_ctx = session_context(*s->model_, params);
+  check_fits(session_memory(*s->model_, params), n_ctx);
   s->tokenizer_ = Tokenizer::from_gguf(s->model_->file());
   s->backend_ = make_cpu_backend(params.n_threads);
   s->kv_ = std::make_unique<KVCache>(hp, n_ctx, params.kv_type, true);
@@ -40,7 +82,7 @@ std::unique_ptr<Session> Session::create(const std::string& model_path, const Se
   s->backend_->allocate(*g.graph, Plan::make(*g.graph));
   s->timings_.load_ms = ms_since(t0);
   spdlog::info("{}: {} with {} layers, {} embedding, {} heads ({} KV), vocab {}; context {}, KV cache {}, {} backend",
-               model_path, hp.arch, hp.n_layer, hp.n_embd, hp.n_head, hp.n_head_kv, hp.n_vocab, n_ctx,
+               s->model_->file().path(), hp.arch, hp.n_layer, hp.n_embd, hp.n_head, hp.n_head_kv, hp.n_vocab, n_ctx,
                dtype_name(params.kv_type), s->backend_->name());
   return s;
 }

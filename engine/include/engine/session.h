@@ -49,11 +49,23 @@ struct MemoryUse {
   size_t weights = 0;         // bytes of tensor data in the model file (mapped)
   size_t kv_cache = 0;        // bytes of K and V for n_ctx positions
   size_t compute_buffer = 0;  // bytes of the backend's compute buffer
+  size_t total() const { return weights + kv_cache + compute_buffer; }
 };
+
+// The context a session of `params` on `model` uses (params.n_ctx, or the model's default).
+int64_t session_context(const Model& model, const SessionParams& params);
+// What such a session allocates, without allocating it: the weights, the KV cache and the
+// plan of its largest step. The cost model reports these figures; Session::create checks
+// them against the free memory before allocating.
+MemoryUse session_memory(const Model& model, const SessionParams& params);
 
 class Session {
  public:
+  // Throws Error naming the problem: a bad parameter, a bad model file, or a session that
+  // needs more memory than the system has free (with both figures).
   static std::unique_ptr<Session> create(const std::string& model_path, const SessionParams& params);
+  // The same over a model already loaded (GGUFFile::from_bytes, embedded_default_model()).
+  static std::unique_ptr<Session> create(std::unique_ptr<Model> model, const SessionParams& params);
   ~Session();
 
   const Model& model() const { return *model_; }
@@ -84,6 +96,8 @@ class Session {
 
  private:
   Session() = default;
+  static std::unique_ptr<Session> create(std::unique_ptr<Model> model, const SessionParams& params,
+                                         std::chrono::steady_clock::time_point t0);
   void run_step(std::span<const int32_t> tokens, bool prefill);
 
   SessionParams params_;
