@@ -46,8 +46,9 @@ void write_modules(std::ostream& out, const Analysis& a) {
   };
   if (a.speed) {
     auto time = [&](size_t i) { return a.speed->step.nodes[i].time_s; };
-    columns.push_back({"Self time", [&](const ModuleRow& r) { return self_or_blank(r, human_seconds(sum(r.self, time))); }});
-    columns.push_back({"Time", [&](const ModuleRow& r) { return human_seconds(sum(r.total, time)); }});
+    // `time` ends with this block; the columns run later, so they hold their own copy of it.
+    columns.push_back({"Self time", [&, time](const ModuleRow& r) { return self_or_blank(r, human_seconds(sum(r.self, time))); }});
+    columns.push_back({"Time", [&, time](const ModuleRow& r) { return human_seconds(sum(r.total, time)); }});
   }
   columns.push_back({"Nodes", [](const ModuleRow& r) { return std::to_string(r.total.size()); }});
   write_module_table(out, module_rows(*a.step.graph, engine::module_root(a.hparams.arch)), columns);
