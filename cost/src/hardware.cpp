@@ -1,4 +1,5 @@
 // Builtin hardware profiles: parsed from the embedded cost/hardware/*.json files.
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -90,14 +91,21 @@ const std::vector<HardwareProfile>& builtin_profiles() {
   return profiles;
 }
 
-HardwareProfile hardware_profile(std::string_view name, int threads) {
-  if (name == "cpu-local") return measure_local_cpu(threads);
+void check_hardware_name(std::string_view name) {
+  if (name == "cpu-local") return;
   std::string known;
   for (const HardwareProfile& p : builtin_profiles()) {
-    if (p.name == name) return p;
+    if (p.name == name) return;
     known += p.name + ", ";
   }
   throw engine::Error("unknown hardware profile '" + std::string(name) + "' (" + known + "cpu-local)");
+}
+
+HardwareProfile hardware_profile(std::string_view name, int threads) {
+  check_hardware_name(name);
+  if (name == "cpu-local") return measure_local_cpu(threads);
+  return *std::find_if(builtin_profiles().begin(), builtin_profiles().end(),
+                       [&](const HardwareProfile& p) { return p.name == name; });
 }
 
 }  // namespace cost

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "engine/arch.h"
+#include "engine/embedded.h"
 #include "engine/error.h"
 
 namespace engine {
@@ -59,6 +60,12 @@ HParams read_hparams(const GGUFFile& f) {
 
 std::unique_ptr<Model> Model::load(const std::string& path, GGUFLoad mode) {
   return from_gguf(GGUFFile::open(path, mode));
+}
+
+std::unique_ptr<Model> Model::load_builtin() {
+  const EmbeddedFile f = embedded_default_model();
+  return from_gguf(GGUFFile::from_bytes(std::string(f.name) + " (built in)",
+                                        std::vector<uint8_t>(f.content.begin(), f.content.end())));
 }
 
 std::unique_ptr<Model> Model::from_gguf(std::unique_ptr<GGUFFile> file) {

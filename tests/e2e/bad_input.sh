@@ -11,10 +11,13 @@ failures=0
 expect_error() {  # expect_error WHAT PATTERN ARGS...
   local what=$1 pattern=$2; shift 2
   local err status
-  err=$(timeout 120 "$run" "$@" -n 4 -t 2 2>&1 >/dev/null)
+  err=$(timeout 120 "$run" "$@" -n 4 -t 2 2>&1 >"$dir/stdout")
   status=$?
   if [[ $status -ne 1 || $(printf '%s\n' "$err" | wc -l) -ne 1 || ! $err =~ ^engine-run:\ error:.*$pattern ]]; then
     printf 'FAIL %s (exit %d):\n%s\n' "$what" "$status" "$err"
+    failures=$((failures + 1))
+  elif [[ -s $dir/stdout ]]; then  # refused before any step ran: nothing was generated
+    printf 'FAIL %s: generated before its error:\n%s\n' "$what" "$(head -c 300 "$dir/stdout")"
     failures=$((failures + 1))
   else
     printf 'ok   %-22s %s\n' "$what" "$err"
@@ -34,6 +37,16 @@ expect_error "wrong shape" "blk.0.attn_k.weight' has shape" -m "$dir/wrong_shape
 long_prompt=$(printf 'once upon a time %.0s' $(seq 1 40))
 expect_error "prompt past context" "longer than the context" -m "$dir/good.gguf" -c 16 -p "$long_prompt"
 expect_error "bad flag value" "threads|Range|-t" -m "$dir/good.gguf" -t -5
+
+expect_error "unknown hardware" "--hw: unknown hardware profile 'nope'" -m "$dir/good.gguf" --hw nope --profile
+expect_error "report folder missing" "--report: cannot write '$dir/none/r.html': no directory" -m "$dir/good.gguf" \
+  --report "$dir/none/r.html"
+expect_error "trace into a folder" "--trace-out: '$dir' is a directory" -m "$dir/good.gguf" --trace-out "$dir"
+expect_error "count not a number" "--n-predict: 'abc' is not a whole number" -m "$dir/good.gguf" -n abc
+expect_error "temperature not a number" "--temp: 'hot' is not a number" -m "$dir/good.gguf" --temp hot
+# A context beyond memory is refused with the bytes it needs and the bytes free, before allocating.
+expect_error "context beyond memory" "context of 16777216 positions needs [0-9]+ bytes .* but [0-9]+ bytes .* are available" \
+  -m "$dir/good.gguf" -c 16777216
 
 # The intact model runs under the sanitizers.
 if ! out=$(timeout 300 "$run" -m "$dir/good.gguf" -p "once upon a time" -n 4 -t 2 2>&1); then

@@ -62,25 +62,42 @@ grep -Eq '^session = weights \+ KV cache \+ compute buffer' <<<"$md" || fail "sw
 only_tg=$(timeout 60 "$bench" -m "$dir/m.gguf" -p 0 -n 4 -r 1 2>&1) || fail "-p 0 run: $only_tg"
 if grep -q ' pp[0-9]' <<<"$only_tg" || ! grep -q ' tg4 ' <<<"$only_tg"; then fail "-p 0 rows: $only_tg"; else echo "ok   -p 0 times tg only"; fi
 
+# The peak RSS is the model's: a 2-layer model stays far below the bandwidth probe's buffer.
+timeout 120 "$bench" -m "$dir/m.gguf" -p 16 -n 4 -r 1 -o json > "$dir/rss.json" || fail "rss run exited $?"
+python3 - "$dir/rss.json" <<'PY' || fail "peak RSS"
+import json, sys
+records = json.load(open(sys.argv[1]))
+assert all(r["peak_rss"] < 100 << 20 for r in records), [r["peak_rss"] for r in records]
+print("ok   peak RSS", [r["peak_rss"] >> 20 for r in records], "MiB")
+PY
+
+# Bad input: one error line, exit status 1, and nothing on stdout (no table header before the error).
 expect_error() {  # WHAT PATTERN ARGS...
   local what=$1 pattern=$2; shift 2
   local err status
-  err=$(timeout 60 "$bench" "$@" 2>&1 >/dev/null); status=$?
+  err=$(timeout 60 "$bench" "$@" 2>&1 >"$dir/stdout"); status=$?
   if [[ $status -ne 1 || $(printf '%s\n' "$err" | wc -l) -ne 1 || ! $err =~ ^engine-bench:\ error:.*$pattern ]]; then
     fail "$what (exit $status): $err"
+  elif [[ -s $dir/stdout ]]; then
+    fail "$what printed before its error: $(head -c 300 "$dir/stdout")"
   else
     printf 'ok   %-22s %s\n' "$what" "$err"
   fi
 }
 expect_error "missing model" "No such file" -m "$dir/none.gguf"
-expect_error "prompt below 0" "n-prompt: Value -1" -m "$dir/m.gguf" -p -1
+head -c "$(( $(stat -c %s "$dir/m.gguf") - 64 ))" "$dir/m.gguf" > "$dir/cut.gguf"  # header intact, data cut short
+expect_error "data cut short" "past the end" -m "$dir/cut.gguf" -p 16 -n 4 -r 1
+expect_error "report folder missing" "report: cannot write '$dir/none/r.html': no directory" -m "$dir/m.gguf" \
+  -p 16 -n 4 -r 1 --report "$dir/none/r.html"
+expect_error "prompt below 0" "n-prompt: -1 is outside 0 to" -m "$dir/m.gguf" -p -1
 expect_error "nothing to time" "nothing to time" -m "$dir/m.gguf" -p 0 -n 0
-expect_error "reps 0" "repetitions: Value 0" -m "$dir/m.gguf" -r 0
+expect_error "reps 0" "repetitions: 0 is outside 1 to" -m "$dir/m.gguf" -r 0
 expect_error "unknown backend" "backend" -m "$dir/m.gguf" --backend tpu
 expect_error "depth beyond context" "tg8 @ d60 needs 68 context positions but the context holds 64" \
   -m "$dir/m.gguf" -c 64 -p 16 -n 8 --depth 60
 expect_error "sweep with -p" "n-prompt excludes --sweep-pp" -m "$dir/m.gguf" --sweep-pp 8 -p 16
 expect_error "sweep with -d" "depth excludes --sweep-tg" -m "$dir/m.gguf" --sweep-tg 8 -d 16
-expect_error "sweep tg below 0" "sweep-tg: Value -1" -m "$dir/m.gguf" --sweep-tg -1
+expect_error "sweep tg below 0" "sweep-tg: -1 is outside 0 to" -m "$dir/m.gguf" --sweep-tg -1
+expect_error "gen not a number" "n-gen: 'abc' is not a whole number" -m "$dir/m.gguf" -n abc
 echo "$failures failures"
 [[ $failures -eq 0 ]]

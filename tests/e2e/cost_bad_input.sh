@@ -28,12 +28,14 @@ assert data[at:at + 5] == b"llama"
 open(sys.argv[2], "wb").write(data[:at] + b"xyzzy" + data[at + 5:])
 PY
   expect_error "unknown architecture" "architecture 'xyzzy'" "$dir/unknown_arch.gguf"
-  expect_error "tokens 0" "--tokens must be at least 1" "$header" --tokens 0
+  expect_error "tokens 0" "--tokens: 0 is outside 1 to" "$header" --tokens 0
   expect_error "context too small" "smaller than --past 30 \+ --tokens 8" "$header" --ctx 32 --past 30 --tokens 8
 fi
 expect_error "unknown preset" "unknown preset 'llama-9000'.*llama-3-8b" --preset llama-9000
 expect_error "unknown hardware" "h100-sxm" --preset llama-3-8b --hw tpu-v9
+expect_error "tokens not a number" "--tokens: '1e3' is not a whole number" --tokens 1e3
+expect_error "file and preset" "not both" "$dir/none.gguf" --preset gpt2
 expect_error "missing file" "No such file" "$dir/none.gguf"
-expect_error "negative past" "--past must not be negative" --preset tinyllama-1.1b --past -3
+expect_error "negative past" "--past: -3 is outside 0 to" --preset tinyllama-1.1b --past -3
 echo "$failures failures"
 [[ $failures -eq 0 ]]

@@ -1,8 +1,8 @@
 // engine-bench: prompt-processing and generation throughput of GGUF models, as llama-bench.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -14,6 +14,7 @@
 #include "cost/html_report.h"
 #include "engine/arch.h"
 #include "engine/error.h"
+#include "tool_cli.h"
 
 namespace {
 
@@ -62,10 +63,13 @@ void run(const BenchOptions& opt, const std::string& format) {
   BenchContext context;
   context.threads = opt.threads;
   context.kv_type = opt.kv_type;
-  context.bandwidth_gbs = cost::measure_local_cpu(opt.threads).mem_bw_gbs;
   context.backend = opt.backend;
   context.sweeping = opt.sweeping();
-  context.peak_rss_resets = context.sweeping && reset_peak_rss();
+  // The bandwidth probe serves the tg rows' roofline only; its buffer is freed and the peak RSS
+  // reset after it, so the peak reported is the model's, not the probe's.
+  if (std::any_of(tests.begin(), tests.end(), [](const BenchTest& t) { return t.kind == BenchTest::Kind::kGen; }))
+    context.bandwidth_gbs = cost::measure_local_cpu(opt.threads).mem_bw_gbs;
+  context.peak_rss_resets = reset_peak_rss();
   const auto report = make_report(format, std::cout, context);
   std::vector<BenchRecord> records;
   auto keep = [&](const ModelInfo& info, const TestResult& r) {
@@ -95,43 +99,42 @@ void run(const BenchOptions& opt, const std::string& format) {
 int main(int argc, char** argv) {
   BenchOptions opt;
   std::string format = "md", kv_type = "f16";
+  using tool_cli::integer;
   CLI::App app{"engine-bench: prompt-processing (ppN) and generation (tgN) throughput, as llama-bench measures it"};
-  app.add_option("-m,--model", opt.models, "GGUF model files (comma-separated)")->required()->delimiter(',');
+  tool_cli::show_defaults(app);
+  app.add_option("-m,--model", opt.models, "GGUF model files (comma-separated)")
+      ->required()
+      ->delimiter(',');
   auto* prompt_opt = app.add_option("-p,--n-prompt", opt.n_prompt, "prompt sizes to time (comma-separated; 0: none)")
       ->delimiter(',')
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
+      ->check(integer(int64_t{0}, int64_t{1} << 24));
   app.add_option("-n,--n-gen", opt.n_gen, "generated token counts to time (comma-separated; 0: none)")
       ->delimiter(',')
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
+      ->check(integer(int64_t{0}, int64_t{1} << 24));
   auto* depth_opt = app.add_option("-d,--depth", opt.depths, "KV cache depths for the tg tests (comma-separated)")
       ->delimiter(',')
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
-  app.add_option("-t,--threads", opt.threads, "threads (0: all hardware threads)")->check(CLI::Range(0, 1024));
-  app.add_option("-r,--repetitions", opt.reps, "timed repetitions of each test")->check(CLI::Range(1, 100000));
+      ->check(integer(int64_t{0}, int64_t{1} << 24));
+  app.add_option("-t,--threads", opt.threads, "threads (0: all hardware threads)")->check(integer(0, 1024));
+  app.add_option("-r,--repetitions", opt.reps, "timed repetitions of each test")->check(integer(1, 100000));
   app.add_option("--backend", opt.backend, "backend")->check(CLI::IsMember({"cpu"}));
   app.add_option("--kv-type", kv_type, "KV cache type")->check(CLI::IsMember({"f16", "f32"}));
   app.add_option("-c,--ctx", opt.n_ctx, "context size (0: the model's, at most 4096)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
-  app.add_option("-b,--ubatch", opt.n_ubatch, "prompt tokens per step")->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
+      ->check(integer(int64_t{0}, int64_t{1} << 24));
+  app.add_option("-b,--ubatch", opt.n_ubatch, "prompt tokens per step")->check(integer(int64_t{1}, int64_t{1} << 16));
   app.add_option("--sweep-pp", opt.sweep_pp,
                  "prompt lengths to sweep: pp at each, with the session's memory per point (comma-separated)")
       ->delimiter(',')
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24))
+      ->check(integer(int64_t{1}, int64_t{1} << 24))
       ->excludes(prompt_opt, depth_opt);
   app.add_option("--sweep-tg", opt.sweep_tg,
                  "context depths to sweep: tg<n> (n: the first -n) at each, with the memory per point (comma-separated)")
       ->delimiter(',')
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24))
+      ->check(integer(int64_t{0}, int64_t{1} << 24))
       ->excludes(prompt_opt, depth_opt);
-  app.add_option("--report", opt.report_html, "also write a self-contained HTML report (tables, charts) to this file");
+  app.add_option("--report", opt.report_html, "also write a self-contained HTML report (tables, charts) to this file")
+      ->check(tool_cli::writable_file);
   app.add_option("-o,--output", format, "md | csv | json")->check(CLI::IsMember({"md", "csv", "json"}));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::fprintf(stderr, "engine-bench: error: %s\n", e.what());
-    return 1;
-  }
+  if (const auto exit_code = tool_cli::parse(app, argc, argv, "engine-bench")) return *exit_code;
   opt.kv_type = *engine::dtype_from_name(kv_type);
   if (opt.threads == 0) opt.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   spdlog::set_level(spdlog::level::warn);

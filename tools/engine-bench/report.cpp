@@ -40,13 +40,14 @@ class MarkdownReport : public BenchReport {
   MarkdownReport(std::ostream& out, const BenchContext& c) : out_(out), c_(c) {
     backend_ = c.backend;
     for (char& ch : backend_) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    out_ << fmt::format("| {:<30} | {:>10} | {:>10} | {:<10} | {:>7} | {:>13} | {:>20} | {:>8} |\n", "model", "size",
-                        "params", "backend", "threads", "test", "t/s", "roofline");
-    out_ << fmt::format("| {:-<30} | {:->9}: | {:->9}: | {:-<10} | {:->6}: | {:->12}: | {:->19}: | {:->7}: |\n", "", "",
-                        "", "", "", "", "", "");
-    out_.flush();
   }
   void add(const ModelInfo& m, const TestResult& r) override {
+    if (models_.empty()) {  // the header with the first row: a run that fails before any prints nothing
+      out_ << fmt::format("| {:<30} | {:>10} | {:>10} | {:<10} | {:>7} | {:>13} | {:>20} | {:>8} |\n", "model", "size",
+                          "params", "backend", "threads", "test", "t/s", "roofline");
+      out_ << fmt::format("| {:-<30} | {:->9}: | {:->9}: | {:-<10} | {:->6}: | {:->12}: | {:->19}: | {:->7}: |\n", "",
+                          "", "", "", "", "", "", "");
+    }
     if (seen_.insert(m.path).second) models_.push_back(m);
     const std::string roofline = is_gen(r) ? fmt::format("{:.1f} %", 100 * r.roofline_fraction) : "";
     out_ << fmt::format("| {:<30} | {:>10} | {:>10} | {:<10} | {:>7} | {:>13} | {:>20} | {:>8} |\n", m.description,
@@ -65,10 +66,11 @@ class MarkdownReport : public BenchReport {
                             "llama.cpp quantizes them (CPU: AMX tiles; ENGINE_CPU_AMX=0 gives llama.cpp's order)\n",
                             fmt::join(float_acts, ", "));
     }
-    out_ << fmt::format(
-        "memory bandwidth measured on the spot (cpu-local, {} threads): {:.1f} GB/s; roofline = bytes a decode step "
-        "reads and writes (cost model, weights + KV cache at that depth) x t/s / bandwidth\n",
-        c_.threads, c_.bandwidth_gbs);
+    if (c_.bandwidth_gbs > 0)  // measured only for tg tests
+      out_ << fmt::format(
+          "memory bandwidth measured on the spot (cpu-local, {} threads): {:.1f} GB/s; roofline = bytes a decode step "
+          "reads and writes (cost model, weights + KV cache at that depth) x t/s / bandwidth\n",
+          c_.threads, c_.bandwidth_gbs);
   }
 
  private:
@@ -82,14 +84,15 @@ class MarkdownReport : public BenchReport {
 // Sweep points: throughput and the memory behind it, per point.
 class SweepMarkdownReport : public BenchReport {
  public:
-  SweepMarkdownReport(std::ostream& out, const BenchContext& c) : out_(out), c_(c) {
-    out_ << fmt::format("| {:<30} | {:>13} | {:>20} | {:>10} | {:>10} | {:>10} | {:>10} | {:>10} |\n", "model", "test",
-                        "t/s", "weights", "KV cache", "compute", "session", "peak RSS");
-    out_ << fmt::format("| {:-<30} | {:->12}: | {:->19}: | {:->9}: | {:->9}: | {:->9}: | {:->9}: | {:->9}: |\n", "", "",
-                        "", "", "", "", "", "");
-    out_.flush();
-  }
+  SweepMarkdownReport(std::ostream& out, const BenchContext& c) : out_(out), c_(c) {}
   void add(const ModelInfo& m, const TestResult& r) override {
+    if (!started_) {
+      out_ << fmt::format("| {:<30} | {:>13} | {:>20} | {:>10} | {:>10} | {:>10} | {:>10} | {:>10} |\n", "model",
+                          "test", "t/s", "weights", "KV cache", "compute", "session", "peak RSS");
+      out_ << fmt::format("| {:-<30} | {:->12}: | {:->19}: | {:->9}: | {:->9}: | {:->9}: | {:->9}: | {:->9}: |\n", "",
+                          "", "", "", "", "", "", "");
+      started_ = true;
+    }
     const engine::MemoryUse& mem = r.memory;
     out_ << fmt::format("| {:<30} | {:>13} | {:>20} | {:>10} | {:>10} | {:>10} | {:>10} | {:>10} |\n", m.description,
                         r.test.name(), fmt::format("{:.2f} ± {:.2f}", r.mean_ts, r.stddev_ts), size_text(mem.weights),
@@ -108,6 +111,7 @@ class SweepMarkdownReport : public BenchReport {
  private:
   std::ostream& out_;
   BenchContext c_;
+  bool started_ = false;
 };
 
 // A CSV field, quoted when it holds a separator or a quote.
@@ -120,20 +124,22 @@ std::string csv_field(const std::string& s) {
 
 class CsvReport : public BenchReport {
  public:
-  CsvReport(std::ostream& out, const BenchContext& c) : out_(out), c_(c) {
-    out_ << "model_path,model_desc,model_size,model_params,dtype_mix,backend,threads,kv_type,n_prompt,n_gen,n_depth,"
-            "test,reps,avg_ts,stddev_ts,samples_ts,decode_step_bytes,bandwidth_gbs,roofline_fraction,weights_bytes,"
-            "kv_cache_bytes,compute_buffer_bytes,peak_rss\n";
-  }
+  CsvReport(std::ostream& out, const BenchContext& c) : out_(out), c_(c) {}
   void add(const ModelInfo& m, const TestResult& r) override {
+    if (!started_)
+      out_ << "model_path,model_desc,model_size,model_params,dtype_mix,backend,threads,kv_type,n_prompt,n_gen,n_depth,"
+              "test,reps,avg_ts,stddev_ts,samples_ts,decode_step_bytes,bandwidth_gbs,roofline_fraction,weights_bytes,"
+              "kv_cache_bytes,compute_buffer_bytes,peak_rss\n";
+    started_ = true;
     const bool gen = is_gen(r);
     out_ << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(m.path),
                         csv_field(m.description), m.size_bytes, m.params, dtype_mix_text(m, false),
                         c_.backend, c_.threads, engine::dtype_name(c_.kv_type), gen ? 0 : r.test.n_tokens,
                         gen ? r.test.n_tokens : 0, r.test.depth, r.test.name(), r.samples_ts.size(), r.mean_ts,
                         r.stddev_ts, fmt::join(r.samples_ts, ";"), gen ? fmt::format("{}", r.step_bytes) : "",
-                        c_.bandwidth_gbs, gen ? fmt::format("{}", r.roofline_fraction) : "", r.memory.weights,
-                        r.memory.kv_cache, r.memory.compute_buffer, r.peak_rss);
+                        c_.bandwidth_gbs > 0 ? fmt::format("{}", c_.bandwidth_gbs) : "",
+                        gen ? fmt::format("{}", r.roofline_fraction) : "", r.memory.weights, r.memory.kv_cache,
+                        r.memory.compute_buffer, r.peak_rss);
     out_.flush();
   }
   void finish() override {}
@@ -141,6 +147,7 @@ class CsvReport : public BenchReport {
  private:
   std::ostream& out_;
   BenchContext c_;
+  bool started_ = false;
 };
 
 class JsonReport : public BenchReport {
@@ -179,7 +186,7 @@ nlohmann::json test_record(const ModelInfo& m, const TestResult& r, const BenchC
       {"stddev_ts", r.stddev_ts},
       {"samples_ts", r.samples_ts},
       {"decode_step_bytes", gen ? nlohmann::json(r.step_bytes) : nlohmann::json()},
-      {"bandwidth_gbs", c.bandwidth_gbs},
+      {"bandwidth_gbs", c.bandwidth_gbs > 0 ? nlohmann::json(c.bandwidth_gbs) : nlohmann::json()},
       {"roofline_fraction", gen ? nlohmann::json(r.roofline_fraction) : nlohmann::json()},
       {"weights_bytes", r.memory.weights},
       {"kv_cache_bytes", r.memory.kv_cache},

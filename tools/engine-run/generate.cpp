@@ -7,7 +7,7 @@
 #include "run_options.h"
 
 int run_generate(const RunOptions& opt) {
-  auto session = engine::Session::create(opt.model, opt.session);
+  auto session = open_session(opt, opt.session);
   const engine::Tokenizer& tok = session->tokenizer();
   std::vector<int32_t> prompt = tok.encode(opt.prompt, tok.add_bos_default());
   if (prompt.empty()) throw engine::Error("the prompt encodes to no tokens");
@@ -18,17 +18,27 @@ int run_generate(const RunOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
   std::span<const float> logits = session->prefill(prompt);
   double ttft_ms = 0;
+  int generated = 0;
+  bool context_full = false;
   std::fputs(opt.prompt.c_str(), stdout);
-  for (int i = 0; i < opt.n_predict; ++i) {
+  while (generated < opt.n_predict) {
     const int32_t next = sampler.sample(logits.data(), static_cast<int32_t>(logits.size()));
-    if (i == 0) ttft_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (generated == 0) ttft_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (tok.is_eog(next)) break;
     std::fputs(tok.decode_token(next).c_str(), stdout);
     std::fflush(stdout);
-    if (i + 1 == opt.n_predict || session->n_past() >= session->n_ctx()) break;
+    if (++generated == opt.n_predict) break;
+    if ((context_full = session->n_past() >= session->n_ctx())) break;
     logits = session->decode(next);
   }
   std::fputs("\n", stdout);
+  std::fflush(stdout);  // the text ends before the stderr lines when both go to one file
+  if (context_full)
+    std::fprintf(stderr,
+                 "engine-run: the context of %lld positions is full after %d of %d tokens (it keeps the %zu prompt "
+                 "tokens and %lld generated ones); use a larger -c to generate more\n",
+                 static_cast<long long>(session->n_ctx()), generated, opt.n_predict, prompt.size(),
+                 static_cast<long long>(session->n_past() - static_cast<int64_t>(prompt.size())));
 
   const engine::Timings& t = session->timings();
   const engine::MemoryUse mem = session->memory();

@@ -1,48 +1,51 @@
 // engine-run: generate text from a GGUF model, or replay a reference to check logits.
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
+
 #include <cstdio>
 #include <exception>
 
+#include "cost/hardware.h"
 #include "engine/dtype.h"
 #include "run_options.h"
+#include "tool_cli.h"
 
 int main(int argc, char** argv) {
+  using tool_cli::integer;
+  using tool_cli::number;
+  using tool_cli::writable_file;
   RunOptions opt;
   std::string kv_type = "f16";
-  CLI::App app{"engine-run: generate text with a GGUF model"};
-  app.add_option("-m,--model", opt.model, "GGUF model file")->required();
+  CLI::App app{"engine-run: generate text with a GGUF model (with no -m: the built-in stories260K model)"};
+  tool_cli::show_defaults(app);
+  app.add_option("-m,--model", opt.model, "GGUF model file (default: the built-in stories260K.gguf)");
   app.add_option("-p,--prompt", opt.prompt, "prompt text");
-  app.add_option("-n,--n-predict", opt.n_predict, "tokens to generate")->check(CLI::Range(0, 1 << 24));
-  app.add_option("-t,--threads", opt.session.n_threads, "threads (0: all)")->check(CLI::Range(0, 1024));
+  app.add_option("-n,--n-predict", opt.n_predict, "tokens to generate")->check(integer(0, 1 << 24));
+  app.add_option("-t,--threads", opt.session.n_threads, "threads (0: all)")->check(integer(0, 1024));
   app.add_option("-c,--ctx", opt.session.n_ctx, "context size (0: the model's, at most 4096)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
-  app.add_option("-b,--ubatch", opt.session.n_ubatch, "prompt tokens per step")->check(CLI::Range(1, 1 << 16));
-  app.add_option("--temp", opt.sampler.temperature, "temperature (0: greedy)")->check(CLI::Range(0.0, 100.0));
-  app.add_option("--top-k", opt.sampler.top_k, "top-k (0: off)")->check(CLI::Range(0, 1 << 30));
-  app.add_option("--top-p", opt.sampler.top_p, "top-p")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--seed", opt.sampler.seed, "sampling seed");
+      ->check(integer(int64_t{0}, int64_t{1} << 24));
+  app.add_option("-b,--ubatch", opt.session.n_ubatch, "prompt tokens per step")->check(integer(int64_t{1}, int64_t{1} << 16));
+  app.add_option("--temp", opt.sampler.temperature, "temperature (0: greedy)")->check(number(0.0, 100.0));
+  app.add_option("--top-k", opt.sampler.top_k, "top-k (0: off)")->check(integer(0, 1 << 30));
+  app.add_option("--top-p", opt.sampler.top_p, "top-p")->check(number(0.0, 1.0));
+  app.add_option("--seed", opt.sampler.seed, "sampling seed")->check(integer(uint64_t{0}, UINT64_MAX));
   app.add_option("--backend", opt.session.backend, "backend")->check(CLI::IsMember({"cpu"}));
   app.add_option("--kv-type", kv_type, "KV cache type")->check(CLI::IsMember({"f16", "f32"}));
-  app.add_option("--replay", opt.replay, "reference JSONL to replay (teacher forcing)");
-  app.add_option("--replay-out", opt.replay_out, "write this engine's replay JSONL here");
+  app.add_option("--replay", opt.replay, "reference JSONL to replay (teacher forcing)")->check(CLI::ExistingFile);
+  app.add_option("--replay-out", opt.replay_out, "write this engine's replay JSONL here")->check(writable_file);
   app.add_flag("--profile", opt.profile, "time every op; print the profile views after generation");
   app.add_option("--profile-format", opt.profile_format, "text | json | csv")
       ->check(CLI::IsMember({"text", "json", "csv"}));
-  app.add_option("--profile-out", opt.profile_out, "write the profile views to this file (default: stdout)");
-  app.add_option("--hw", opt.hardware, "hardware profile for predicted times (engine-cost --hw list)");
-  app.add_option("--trace-out", opt.trace_out, "write a Chrome trace (JSON) of every op execution here");
-  app.add_option("--report", opt.report, "write the profile as one self-contained HTML page here");
+  app.add_option("--profile-out", opt.profile_out, "write the profile views to this file (default: stdout)")
+      ->check(writable_file);
+  app.add_option("--hw", opt.hardware, "hardware profile for predicted times (engine-cost --hw list)")
+      ->check(tool_cli::checked_by(cost::check_hardware_name, "PROFILE"));
+  app.add_option("--trace-out", opt.trace_out, "write a Chrome trace (JSON) of every op execution here")
+      ->check(writable_file);
+  app.add_option("--report", opt.report, "write the profile as one self-contained HTML page here")->check(writable_file);
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "log model and session details to stderr");
-  app.add_option("--tolerance", opt.tolerance, "replay tolerance (default: by weight type)")->check(CLI::Range(0.0, 1e9));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::fprintf(stderr, "engine-run: error: %s\n", e.what());
-    return 1;
-  }
+  app.add_option("--tolerance", opt.tolerance, "replay tolerance (0: by weight type)")->check(number(0.0, 1e9));
+  if (const auto exit_code = tool_cli::parse(app, argc, argv, "engine-run")) return *exit_code;
   opt.session.kv_type = *engine::dtype_from_name(kv_type);
   opt.session.profile = opt.profile || !opt.trace_out.empty() || !opt.report.empty();
   spdlog::set_level(verbose ? spdlog::level::info : spdlog::level::warn);

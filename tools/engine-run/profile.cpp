@@ -26,7 +26,7 @@ std::ofstream open_output(const std::string& path) {
 }  // namespace
 
 void write_profile(const engine::Session& session, const RunOptions& opt) {
-  const cost::ProfiledRun run = cost::join_profile(session, opt.model, opt.hardware);
+  const cost::ProfiledRun run = cost::join_profile(session, model_label(opt), opt.hardware);
   if (!opt.trace_out.empty()) {
     std::ofstream out = open_output(opt.trace_out);
     out << cost::chrome_trace(run).dump() << "\n";

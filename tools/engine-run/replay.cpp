@@ -65,7 +65,7 @@ int run_replay(const RunOptions& opt) {
     if (!out) throw engine::Error("cannot write " + opt.replay_out);
   }
   engine::SessionParams params = opt.session;
-  auto session = engine::Session::create(opt.model, params);
+  auto session = open_session(opt, params);
   const engine::Tokenizer& tok = session->tokenizer();
   const double tol = opt.tolerance > 0 ? opt.tolerance : default_tolerance(*session);
 

@@ -1,13 +1,14 @@
 #pragma once
 // engine-run's parsed command line.
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "engine/sampler.h"
 #include "engine/session.h"
 
 struct RunOptions {
-  std::string model;
+  std::string model;  // empty: the built-in model
   std::string prompt = "Once upon a time";
   int n_predict = 64;
   engine::SessionParams session;
@@ -22,6 +23,11 @@ struct RunOptions {
   std::string trace_out;           // Chrome trace-event JSON file
   std::string report;              // self-contained HTML report file
 };
+
+// The session over the model of `opt.model`, or over the built-in one when none was given.
+std::unique_ptr<engine::Session> open_session(const RunOptions& opt, const engine::SessionParams& params);
+// The model's name in reports: its path, or the built-in model's name.
+std::string model_label(const RunOptions& opt);
 
 // Streams generated text to stdout and ends with the metrics line. Returns the exit code.
 int run_generate(const RunOptions& opt);

@@ -30,6 +30,8 @@ struct HardwareProfile {
 // The datasheet profiles, in name order; parsed once, on first use.
 const std::vector<HardwareProfile>& builtin_profiles();
 
+// Throws engine::Error naming the known profiles when `name` is none of them; measures nothing.
+void check_hardware_name(std::string_view name);
 // The profile called `name`; "cpu-local" runs measure_local_cpu(threads). Throws
 // engine::Error naming the known profiles when `name` is none of them.
 HardwareProfile hardware_profile(std::string_view name, int threads);

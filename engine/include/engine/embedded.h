@@ -13,4 +13,8 @@ struct EmbeddedFile {
 // The model presets of models/presets/, in name order.
 const std::vector<EmbeddedFile>& embedded_presets();
 
+// models/stories260K.gguf, a real trained model (models/README.md): the model the tools
+// use when given none. Open it with GGUFFile::from_bytes.
+EmbeddedFile embedded_default_model();
+
 }  // namespace engine

@@ -36,6 +36,9 @@ class Model {
   // be present (cost analysis). Throws Error naming the file and the bad key or tensor;
   // every weight the architecture needs is checked for presence and shape here.
   static std::unique_ptr<Model> load(const std::string& path, GGUFLoad mode = GGUFLoad::kFull);
+  // The built-in model (embedded_default_model()); its file's path reads
+  // "stories260K.gguf (built in)".
+  static std::unique_ptr<Model> load_builtin();
   // The model of an opened GGUF file (or in-memory image), checked the same way.
   static std::unique_ptr<Model> from_gguf(std::unique_ptr<GGUFFile> file);
 

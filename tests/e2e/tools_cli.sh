@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The tools' command lines as a new user meets them: the built-in model tells a readable story,
+# the text and the metrics stay apart in one file, a full context is said once, --help shows
+# the defaults, and every tool refuses bad input with "TOOL: error: ..." and exit status 1.
+set -uo pipefail
+run=$1 cost=$2 bench=$3 gguf=$4 dir=$5
+rm -rf "$dir" && mkdir -p "$dir"
+failures=0
+fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
+ok() { printf 'ok   %s\n' "$*"; }
+
+# With no -m, engine-run tells a story with the built-in model: printable English, not byte soup.
+if ! timeout 120 "$run" -n 60 --temp 0 -t 2 >"$dir/story.txt" 2>"$dir/story.err"; then
+  fail "built-in model run: $(cat "$dir/story.err")"
+else
+  python3 - "$dir/story.txt" <<'PY' && ok "built-in model: $(head -c 80 "$dir/story.txt")" || fail "story: $(cat "$dir/story.txt")"
+import re, sys
+text = open(sys.argv[1], "rb").read().decode("utf-8")  # raises on invalid UTF-8
+assert all(c.isprintable() or c == "\n" for c in text) and text.isascii(), repr(text)
+words = re.findall(r"[a-z]+", text.lower())
+common = {"the", "a", "was", "there", "she", "he", "and", "to", "named", "little", "day", "one", "her", "it"}
+assert len(words) >= 30 and sum(w in common for w in words) >= len(words) / 4, words
+PY
+fi
+
+# Text and metrics in one file: the story ends its line before the metrics begin theirs.
+timeout 120 "$run" -n 8 --temp 0 -t 2 >"$dir/both.txt" 2>&1 || fail "one-file run exited $?"
+grep -q '^load [0-9.]* ms | prompt' "$dir/both.txt" && grep -q '^memory: weights' "$dir/both.txt" \
+  && ok "text and metrics on their own lines" || fail "text and metrics run together: $(cat "$dir/both.txt")"
+
+# A context that fills up is said once on stderr, with the tokens it kept; the run still succeeds.
+if timeout 120 "$run" -c 8 -n 100 -p "Once" --temp 0 -t 2 >"$dir/full.txt" 2>"$dir/full.err"; then
+  n=$(grep -c 'context of 8 positions is full after [0-9]* of 100 tokens (it keeps the [0-9]* prompt tokens and [0-9]* generated ones)' "$dir/full.err")
+  [[ $n -eq 1 ]] && ok "full context: $(grep full "$dir/full.err")" || fail "full context said $n times: $(cat "$dir/full.err")"
+else
+  fail "full-context run exited non-zero: $(cat "$dir/full.err")"
+fi
+timeout 120 "$run" -c 64 -n 8 --temp 0 -t 2 >/dev/null 2>"$dir/roomy.err"
+grep -q 'is full' "$dir/roomy.err" && fail "full context said when it was not full: $(cat "$dir/roomy.err")"
+
+# --help shows each option's default.
+expect_default() {  # TOOL_AND_ARGS... -- PATTERN
+  local pattern=${*: -1} help
+  help=$(timeout 30 "${@:1:$#-1}" --help 2>&1)
+  grep -Eq -- "$pattern" <<<"$help" && ok "help default $pattern" || fail "no default '$pattern' in: ${*:1:$#-1} --help"
+}
+expect_default "$run" '-n,--n-predict .*=64'
+expect_default "$cost" '--ubatch .*=512'
+expect_default "$bench" '-r,--repetitions .*=5'
+expect_default "$gguf" synth '--embd .*=256'
+
+# Bad input: one line "TOOL: error: ...", exit status 1, nothing on stdout.
+expect_error() {  # TOOL PATTERN ARGS...
+  local tool=$1 pattern=$2; shift 2
+  local err status name
+  name=$(basename "$tool")
+  err=$(timeout 60 "$tool" "$@" 2>&1 >"$dir/stdout"); status=$?
+  if [[ $status -ne 1 || $(printf '%s\n' "$err" | wc -l) -ne 1 || ! $err =~ ^$name:\ error:.*$pattern ]]; then
+    fail "$name $* (exit $status): $err"
+  elif [[ -s $dir/stdout ]]; then
+    fail "$name $* printed before its error: $(head -c 200 "$dir/stdout")"
+  else
+    ok "$name $*: $err"
+  fi
+}
+expect_error "$gguf" "subcommand"
+expect_error "$gguf" "--out is required" synth
+expect_error "$gguf" "--embd: 'abc' is not a whole number" synth --out "$dir/m.gguf" --embd abc
+expect_error "$gguf" "--layers: 0 is outside 1 to 1024" synth --out "$dir/m.gguf" --layers 0
+expect_error "$gguf" "--out: cannot write '$dir/none/m.gguf': no directory" synth --out "$dir/none/m.gguf"
+expect_error "$gguf" "unknown weight type 'q9_9'" synth --out "$dir/m.gguf" --type q9_9
+expect_error "$gguf" "No such file" inspect "$dir/none.gguf"
+expect_error "$gguf" "directory" inspect "$dir"
+expect_error "$run" "--threads: 'two' is not a whole number" -t two
+expect_error "$run" "--top-p: 1.5 is outside 0 to 1" --top-p 1.5
+expect_error "$cost" "--hw: unknown hardware profile 'nope'" --hw nope
+expect_error "$cost" "--ctx: 'big' is not a whole number" --ctx big
+echo "$failures failures"
+[[ $failures -eq 0 ]]

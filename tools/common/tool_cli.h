@@ -1,0 +1,96 @@
+#pragma once
+// What the command-line tools share: one way to parse and report a bad command line
+// ("TOOL: error: ..." and exit status 1), --help with the defaults, and validators that name
+// what is wrong with a value before any model is loaded or any step runs. Header-only, so
+// the sanitizer builds of the tools compile it with their own flags.
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace tool_cli {
+
+// An app whose --help shows each option's default.
+inline void show_defaults(CLI::App& app) { app.option_defaults()->always_capture_default(true); }
+
+// Parses the command line. Returns the exit code when the program should stop now (0 after
+// --help, 1 after an error printed as "TOOL: error: ..."), std::nullopt when it should go on.
+inline std::optional<int> parse(CLI::App& app, int argc, char** argv, const char* tool) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::fprintf(stderr, "%s: error: %s\n", tool, e.what());
+    return 1;
+  }
+  return std::nullopt;
+}
+
+// A whole number in [lo, hi]: "'abc' is not a whole number", "5000 is outside 0 to 1024".
+template <typename Int>
+CLI::Validator integer(Int lo, Int hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        Int v{};
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec == std::errc::result_out_of_range) return s + " is outside " + std::to_string(lo) + " to " + std::to_string(hi);
+        if (ec != std::errc() || end != s.data() + s.size()) return "'" + s + "' is not a whole number";
+        if (v < lo || v > hi) return s + " is outside " + std::to_string(lo) + " to " + std::to_string(hi);
+        return {};
+      },
+      "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+}
+
+// A number in [lo, hi].
+inline CLI::Validator number(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        double v = 0;
+        size_t used = 0;
+        try {
+          v = std::stod(s, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != s.size()) return "'" + s + "' is not a number";
+        if (!(v >= lo && v <= hi)) return s + " is outside " + CLI::detail::to_string(lo) + " to " + CLI::detail::to_string(hi);
+        return {};
+      },
+      "[" + CLI::detail::to_string(lo) + ", " + CLI::detail::to_string(hi) + "]");
+}
+
+// A file the program will write: its folder exists and is writable, and it is not a folder.
+inline const CLI::Validator writable_file(
+    [](std::string& path) -> std::string {
+      namespace fs = std::filesystem;
+      std::error_code ec;
+      if (path.empty()) return "an empty path";
+      if (fs::is_directory(path, ec)) return "'" + path + "' is a directory";
+      if (fs::exists(path, ec)) return access(path.c_str(), W_OK) == 0 ? "" : "cannot write '" + path + "'";
+      const fs::path dir = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
+      if (!fs::is_directory(dir, ec)) return "cannot write '" + path + "': no directory '" + dir.string() + "'";
+      if (access(dir.c_str(), W_OK) != 0) return "cannot write '" + path + "': directory '" + dir.string() + "' is not writable";
+      return {};
+    },
+    "FILE");
+
+// A value the library checks with a function that throws (a hardware profile's name, a dtype).
+template <typename Check>
+CLI::Validator checked_by(Check check, std::string description) {
+  return CLI::Validator(
+      [check](std::string& s) -> std::string {
+        try {
+          check(s);
+        } catch (const std::exception& e) {
+          return e.what();
+        }
+        return {};
+      },
+      std::move(description));
+}
+
+}  // namespace tool_cli
