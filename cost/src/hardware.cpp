@@ -91,6 +91,12 @@ const std::vector<HardwareProfile>& builtin_profiles() {
   return profiles;
 }
 
+std::string hardware_name_for(const engine::DeviceInfo& device) {
+  if (device.backend == "cpu") return "cpu-local";
+  throw engine::Error("no hardware profile for " + device.backend + " device " + std::to_string(device.index) + " ('" +
+                      device.name + "'); name one with --hw");
+}
+
 void check_hardware_name(std::string_view name) {
   if (name == "cpu-local") return;
   std::string known;

@@ -23,7 +23,7 @@ double ms_since(Clock::time_point t0) {
 void check_params(const SessionParams& params) {
   if (params.n_ubatch <= 0) throw Error("batch size must be positive, got " + std::to_string(params.n_ubatch));
   if (params.n_ctx < 0) throw Error("context size must be positive, got " + std::to_string(params.n_ctx));
-  if (params.backend != "cpu") throw Error("unknown backend '" + params.backend + "' (available: cpu)");
+  check_backend(params.backend, params.device);
 }
 
 std::string gib(size_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1 << 30)); }
@@ -75,7 +75,7 @@ std::unique_ptr<Session> Session::create(std::unique_ptr<Model> model, const Ses
   const int64_t n_ctx = session_context(*s->model_, params);
   check_fits(session_memory(*s->model_, params), n_ctx);
   s->tokenizer_ = Tokenizer::from_gguf(s->model_->file());
-  s->backend_ = make_cpu_backend(params.n_threads);
+  s->backend_ = make_backend(params.backend, BackendParams{params.device, params.n_threads});
   s->kv_ = std::make_unique<KVCache>(hp, n_ctx, params.kv_type, true);
   // Reserve the compute buffer for the largest step up front, as the cost model reports it.
   StepGraph g = build_step_graph(*s->model_, *s->kv_, largest_step(n_ctx, params.n_ubatch));

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cpu/attention.h"
+#include "cpu/cpu_device.h"
 #include "cpu/cpu_features.h"
 #include "cpu/kernels.h"
 #include "cpu/repack.h"
@@ -69,9 +70,10 @@ class HostBuffer {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int n_threads) : pool_(n_threads) {}
+  explicit CpuBackend(int n_threads) : pool_(n_threads), device_(cpu::cpu_device()) {}
 
   std::string_view name() const override { return "cpu"; }
+  const DeviceInfo& device() const override { return device_; }
 
   bool supports(const Tensor& node) const override {
     const Tensor* a = node.src[0];
@@ -243,6 +245,7 @@ class CpuBackend final : public Backend {
   cpu::Barrier barrier_;
   HostBuffer buffer_;
   HostBuffer scratch_;
+  DeviceInfo device_;
 };
 
 }  // namespace

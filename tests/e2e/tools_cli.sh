@@ -75,5 +75,19 @@ expect_error "$run" "--threads: 'two' is not a whole number" -t two
 expect_error "$run" "--top-p: 1.5 is outside 0 to 1" --top-p 1.5
 expect_error "$cost" "--hw: unknown hardware profile 'nope'" --hw nope
 expect_error "$cost" "--ctx: 'big' is not a whole number" --ctx big
+# Backends: the devices of those built in; one not built in says so, before any model is loaded.
+for tool in "$run" "$bench"; do
+  devices=$(timeout 30 "$tool" --list-devices) || fail "$(basename "$tool") --list-devices exited $?"
+  grep -Eq '^cpu +0 +.* GiB +[0-9.]+ GiB +(scalar|avx2|avx512)' <<<"$devices" && ok "$(basename "$tool") --list-devices lists the CPU" \
+    || fail "$(basename "$tool") --list-devices: $devices"
+done
+for b in vulkan cuda; do
+  if ! grep -q "^$b " <<<"$devices"; then
+    expect_error "$run" "--backend: $b: not built into this binary" --backend "$b" -m "$dir/none.gguf"
+    expect_error "$bench" "--backend: $b: not built into this binary" --backend "$b" -m "$dir/none.gguf"
+  fi
+done
+expect_error "$run" "--backend: unknown backend 'tpu' \\(known: cpu, cuda, vulkan\\)" --backend tpu
+expect_error "$run" "cpu: no device 7" --device 7 -m "$dir/none.gguf"
 echo "$failures failures"
 [[ $failures -eq 0 ]]

@@ -4,13 +4,18 @@
 // what is wrong with a value before any model is loaded or any step runs. Header-only, so
 // the sanitizer builds of the tools compile it with their own flags.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "engine/backend.h"
 
 namespace tool_cli {
 
@@ -91,6 +96,20 @@ CLI::Validator checked_by(Check check, std::string description) {
         return {};
       },
       std::move(description));
+}
+
+// --list-devices: one line per device of every backend built in. Returns the exit code.
+inline int print_devices() {
+  fmt::print("{:<8} {:>6}  {:<40} {:>12} {:>12}  {}\n", "backend", "device", "name", "memory", "free", "driver");
+  for (const engine::DeviceInfo& d : engine::list_devices())
+    fmt::print("{:<8} {:>6}  {:<40} {:>8.1f} GiB {:>8.1f} GiB  {}\n", d.backend, d.index, d.name,
+               static_cast<double>(d.memory_bytes) / (1 << 30), static_cast<double>(d.free_bytes) / (1 << 30), d.driver);
+  const std::vector<std::string> built = engine::available_backends();
+  std::vector<std::string> missing;
+  for (const std::string& b : engine::known_backends())
+    if (std::find(built.begin(), built.end(), b) == built.end()) missing.push_back(b);
+  if (!missing.empty()) fmt::print("not built into this binary: {}\n", fmt::join(missing, ", "));
+  return 0;
 }
 
 }  // namespace tool_cli

@@ -21,6 +21,7 @@ struct BenchOptions {
   int threads = 0;                 // resolved to the hardware threads when 0
   int reps = 5;
   std::string backend = "cpu";
+  int device = 0;
   engine::DType kv_type = engine::DType::F16;
   int64_t n_ctx = 0;               // 0: the model's training context, at most 4096 (as engine-run)
   int64_t n_ubatch = 512;

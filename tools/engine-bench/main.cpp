@@ -30,12 +30,20 @@ void check_models(const BenchOptions& opt, const std::vector<BenchTest>& tests) 
   }
 }
 
+// The device the sessions will run on, for the roofline's bandwidth.
+engine::DeviceInfo device_of(const BenchOptions& opt) {
+  for (const engine::DeviceInfo& d : engine::list_devices())
+    if (d.backend == opt.backend && d.index == opt.device) return d;
+  throw engine::Error(fmt::format("{}: no device {}", opt.backend, opt.device));
+}
+
 engine::SessionParams session_params(const BenchOptions& opt, int64_t n_ctx) {
   engine::SessionParams params;
   params.n_ctx = n_ctx;
   params.n_threads = opt.threads;
   params.kv_type = opt.kv_type;
   params.backend = opt.backend;
+  params.device = opt.device;
   params.n_ubatch = opt.n_ubatch;
   return params;
 }
@@ -59,6 +67,7 @@ void write_report_file(const std::string& path, const std::vector<BenchRecord>& 
 void run(const BenchOptions& opt, const std::string& format) {
   const std::vector<BenchTest> tests = bench_tests(opt);
   if (tests.empty()) throw engine::Error("nothing to time: every -p and -n size is 0");
+  engine::check_backend(opt.backend, opt.device);
   check_models(opt, tests);
   BenchContext context;
   context.threads = opt.threads;
@@ -68,7 +77,7 @@ void run(const BenchOptions& opt, const std::string& format) {
   // The bandwidth probe serves the tg rows' roofline only; its buffer is freed and the peak RSS
   // reset after it, so the peak reported is the model's, not the probe's.
   if (std::any_of(tests.begin(), tests.end(), [](const BenchTest& t) { return t.kind == BenchTest::Kind::kGen; }))
-    context.bandwidth_gbs = cost::measure_local_cpu(opt.threads).mem_bw_gbs;
+    context.bandwidth_gbs = cost::hardware_profile(cost::hardware_name_for(device_of(opt)), opt.threads).mem_bw_gbs;
   context.peak_rss_resets = reset_peak_rss();
   const auto report = make_report(format, std::cout, context);
   std::vector<BenchRecord> records;
@@ -102,9 +111,7 @@ int main(int argc, char** argv) {
   using tool_cli::integer;
   CLI::App app{"engine-bench: prompt-processing (ppN) and generation (tgN) throughput, as llama-bench measures it"};
   tool_cli::show_defaults(app);
-  app.add_option("-m,--model", opt.models, "GGUF model files (comma-separated)")
-      ->required()
-      ->delimiter(',');
+  app.add_option("-m,--model", opt.models, "GGUF model files (comma-separated; required)")->delimiter(',');
   auto* prompt_opt = app.add_option("-p,--n-prompt", opt.n_prompt, "prompt sizes to time (comma-separated; 0: none)")
       ->delimiter(',')
       ->check(integer(int64_t{0}, int64_t{1} << 24));
@@ -116,7 +123,11 @@ int main(int argc, char** argv) {
       ->check(integer(int64_t{0}, int64_t{1} << 24));
   app.add_option("-t,--threads", opt.threads, "threads (0: all hardware threads)")->check(integer(0, 1024));
   app.add_option("-r,--repetitions", opt.reps, "timed repetitions of each test")->check(integer(1, 100000));
-  app.add_option("--backend", opt.backend, "backend")->check(CLI::IsMember({"cpu"}));
+  app.add_option("--backend", opt.backend, "backend (--list-devices shows those built in)")
+      ->check(tool_cli::checked_by([](const std::string& name) { engine::check_backend(name); }, "NAME"));
+  app.add_option("--device", opt.device, "the backend's device number (--list-devices)")->check(integer(0, 1023));
+  bool list_devices = false;
+  app.add_flag("--list-devices", list_devices, "list the devices of every backend built in, then exit");
   app.add_option("--kv-type", kv_type, "KV cache type")->check(CLI::IsMember({"f16", "f32"}));
   app.add_option("-c,--ctx", opt.n_ctx, "context size (0: the model's, at most 4096)")
       ->check(integer(int64_t{0}, int64_t{1} << 24));
@@ -135,6 +146,11 @@ int main(int argc, char** argv) {
       ->check(tool_cli::writable_file);
   app.add_option("-o,--output", format, "md | csv | json")->check(CLI::IsMember({"md", "csv", "json"}));
   if (const auto exit_code = tool_cli::parse(app, argc, argv, "engine-bench")) return *exit_code;
+  if (list_devices) return tool_cli::print_devices();
+  if (opt.models.empty()) {
+    std::fprintf(stderr, "engine-bench: error: --model is required\n");
+    return 1;
+  }
   opt.kv_type = *engine::dtype_from_name(kv_type);
   if (opt.threads == 0) opt.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   spdlog::set_level(spdlog::level::warn);

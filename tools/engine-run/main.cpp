@@ -28,7 +28,11 @@ int main(int argc, char** argv) {
   app.add_option("--top-k", opt.sampler.top_k, "top-k (0: off)")->check(integer(0, 1 << 30));
   app.add_option("--top-p", opt.sampler.top_p, "top-p")->check(number(0.0, 1.0));
   app.add_option("--seed", opt.sampler.seed, "sampling seed")->check(integer(uint64_t{0}, UINT64_MAX));
-  app.add_option("--backend", opt.session.backend, "backend")->check(CLI::IsMember({"cpu"}));
+  app.add_option("--backend", opt.session.backend, "backend (--list-devices shows those built in)")
+      ->check(tool_cli::checked_by([](const std::string& name) { engine::check_backend(name); }, "NAME"));
+  app.add_option("--device", opt.session.device, "the backend's device number (--list-devices)")->check(integer(0, 1023));
+  bool list_devices = false;
+  app.add_flag("--list-devices", list_devices, "list the devices of every backend built in, then exit");
   app.add_option("--kv-type", kv_type, "KV cache type")->check(CLI::IsMember({"f16", "f32"}));
   app.add_option("--replay", opt.replay, "reference JSONL to replay (teacher forcing)")->check(CLI::ExistingFile);
   app.add_option("--replay-out", opt.replay_out, "write this engine's replay JSONL here")->check(writable_file);
@@ -37,7 +41,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json", "csv"}));
   app.add_option("--profile-out", opt.profile_out, "write the profile views to this file (default: stdout)")
       ->check(writable_file);
-  app.add_option("--hw", opt.hardware, "hardware profile for predicted times (engine-cost --hw list)")
+  app.add_option("--hw", opt.hardware,
+                 "hardware profile for predicted times (engine-cost --hw list; default: the device's, cpu-local for the CPU)")
       ->check(tool_cli::checked_by(cost::check_hardware_name, "PROFILE"));
   app.add_option("--trace-out", opt.trace_out, "write a Chrome trace (JSON) of every op execution here")
       ->check(writable_file);
@@ -46,10 +51,12 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbose, "log model and session details to stderr");
   app.add_option("--tolerance", opt.tolerance, "replay tolerance (0: by weight type)")->check(number(0.0, 1e9));
   if (const auto exit_code = tool_cli::parse(app, argc, argv, "engine-run")) return *exit_code;
+  if (list_devices) return tool_cli::print_devices();
   opt.session.kv_type = *engine::dtype_from_name(kv_type);
   opt.session.profile = opt.profile || !opt.trace_out.empty() || !opt.report.empty();
   spdlog::set_level(verbose ? spdlog::level::info : spdlog::level::warn);
   try {
+    engine::check_backend(opt.session.backend, opt.session.device);  // before any model is loaded
     return opt.replay.empty() ? run_generate(opt) : run_replay(opt);
   } catch (const std::exception& e) {
     std::fflush(stdout);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cost/chrome_trace.h"
+#include "cost/hardware.h"
 #include "cost/html_report.h"
 #include "cost/profile.h"
 #include "engine/error.h"
@@ -26,7 +27,8 @@ std::ofstream open_output(const std::string& path) {
 }  // namespace
 
 void write_profile(const engine::Session& session, const RunOptions& opt) {
-  const cost::ProfiledRun run = cost::join_profile(session, model_label(opt), opt.hardware);
+  const std::string hardware = opt.hardware.empty() ? cost::hardware_name_for(session.backend().device()) : opt.hardware;
+  const cost::ProfiledRun run = cost::join_profile(session, model_label(opt), hardware);
   if (!opt.trace_out.empty()) {
     std::ofstream out = open_output(opt.trace_out);
     out << cost::chrome_trace(run).dump() << "\n";

@@ -19,7 +19,7 @@ struct RunOptions {
   bool profile = false;            // print the profile views after generation
   std::string profile_format = "text";  // text | json | csv
   std::string profile_out;         // file for the views; empty: stdout
-  std::string hardware = "cpu-local";  // roofline profile for predicted times
+  std::string hardware;            // roofline profile for predicted times; empty: the device's
   std::string trace_out;           // Chrome trace-event JSON file
   std::string report;              // self-contained HTML report file
 };

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/backend.h"
+
 namespace cost {
 
 // The arithmetic a node runs on: matrix products of f16/bf16/quantized weights can use
@@ -29,6 +31,10 @@ struct HardwareProfile {
 
 // The datasheet profiles, in name order; parsed once, on first use.
 const std::vector<HardwareProfile>& builtin_profiles();
+
+// The profile that predictions set beside a device's measurements use: the CPU is measured
+// on the spot ("cpu-local"); a device with no profile of its own is an engine::Error.
+std::string hardware_name_for(const engine::DeviceInfo& device);
 
 // Throws engine::Error naming the known profiles when `name` is none of them; measures nothing.
 void check_hardware_name(std::string_view name);

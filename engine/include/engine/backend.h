@@ -31,10 +31,22 @@ class Profiler {
   std::vector<OpTiming> records_;
 };
 
+// One device a backend can run on, as list_devices() reports it.
+struct DeviceInfo {
+  std::string backend;      // "cpu"
+  int index = 0;            // the backend's device number (BackendParams::device)
+  std::string name;         // "AMD EPYC 9R14"
+  size_t memory_bytes = 0;  // the device's memory (the CPU: the system's)
+  size_t free_bytes = 0;    // of it, free now (the CPU: MemAvailable)
+  std::string driver;       // what runs the kernels ("avx512" for the CPU: its kernel set)
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
+  // The device this backend runs on.
+  virtual const DeviceInfo& device() const = 0;
   // Whether this backend can execute `node` (its op with its sources' dtypes).
   virtual bool supports(const Tensor& node) const = 0;
   // Reserves the plan's compute buffer and binds every placed tensor and view to it.
@@ -52,6 +64,24 @@ class Backend {
   // llama.cpp does): their results then stand to llama.cpp's as a float forward pass does.
   virtual bool prefill_float_activations(DType /*weight*/) const { return false; }
 };
+
+struct BackendParams {
+  int device = 0;     // which of the backend's devices (list_devices)
+  int n_threads = 0;  // CPU worker threads (0: all hardware threads)
+};
+
+// The backends this product has, built into this binary or not ("cpu", "cuda", "vulkan").
+std::vector<std::string> known_backends();
+// The backends built into this binary.
+std::vector<std::string> available_backends();
+// Every device of every backend built in, backend by backend.
+std::vector<DeviceInfo> list_devices();
+// Throws Error unless `name` is a backend built into this binary with a device `device`: an
+// unknown name is named with the known ones, a known one that was not built says so, and a
+// device it does not have is named with the count it has.
+void check_backend(std::string_view name, int device = 0);
+// The backend `name` on device params.device. Throws Error as check_backend does.
+std::unique_ptr<Backend> make_backend(std::string_view name, const BackendParams& params);
 
 // The CPU backend with `n_threads` worker threads (0: all hardware threads).
 std::unique_ptr<Backend> make_cpu_backend(int n_threads);

@@ -20,7 +20,8 @@ struct SessionParams {
   int64_t n_ctx = 0;       // context positions; 0: the model's training context, at most 4096
   int n_threads = 0;       // 0: all hardware threads
   DType kv_type = DType::F16;
-  std::string backend = "cpu";
+  std::string backend = "cpu";  // a name of available_backends() (backend.h)
+  int device = 0;               // which of the backend's devices
   int64_t n_ubatch = 512;  // prompt tokens per forward step
   bool profile = false;    // record per-op timings
 };

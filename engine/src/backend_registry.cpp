@@ -1,0 +1,78 @@
+// The backends this product has, which of them this binary was built with, and their devices.
+#include <algorithm>
+#include <string>
+
+#include "cpu/cpu_device.h"
+#include "engine/backend.h"
+#include "engine/error.h"
+
+namespace engine {
+namespace {
+
+struct BackendEntry {
+  std::string_view name;
+  std::vector<DeviceInfo> (*devices)();  // nullptr: not built into this binary
+  std::unique_ptr<Backend> (*make)(const BackendParams& params);
+};
+
+std::vector<DeviceInfo> cpu_devices() { return {cpu::cpu_device()}; }
+std::unique_ptr<Backend> make_cpu(const BackendParams& params) { return make_cpu_backend(params.n_threads); }
+
+// In name order. The GPU backends are part of the product but not of this source tree's build yet.
+constexpr BackendEntry kBackends[] = {
+    {"cpu", cpu_devices, make_cpu},
+    {"cuda", nullptr, nullptr},
+    {"vulkan", nullptr, nullptr},
+};
+
+const BackendEntry& entry(std::string_view name) {
+  for (const BackendEntry& b : kBackends)
+    if (b.name == name) {
+      if (!b.devices) {
+        std::string built;
+        for (const std::string& a : available_backends()) built += (built.empty() ? "" : ", ") + a;
+        throw Error(std::string(name) + ": not built into this binary (built in: " + built + ")");
+      }
+      return b;
+    }
+  std::string known;
+  for (const std::string& k : known_backends()) known += (known.empty() ? "" : ", ") + k;
+  throw Error("unknown backend '" + std::string(name) + "' (known: " + known + ")");
+}
+
+}  // namespace
+
+std::vector<std::string> known_backends() {
+  std::vector<std::string> names;
+  for (const BackendEntry& b : kBackends) names.emplace_back(b.name);
+  return names;
+}
+
+std::vector<std::string> available_backends() {
+  std::vector<std::string> names;
+  for (const BackendEntry& b : kBackends)
+    if (b.devices) names.emplace_back(b.name);
+  return names;
+}
+
+std::vector<DeviceInfo> list_devices() {
+  std::vector<DeviceInfo> all;
+  for (const BackendEntry& b : kBackends)
+    if (b.devices)
+      for (DeviceInfo& d : b.devices()) all.push_back(std::move(d));
+  return all;
+}
+
+void check_backend(std::string_view name, int device) {
+  const size_t count = entry(name).devices().size();
+  if (device < 0 || static_cast<size_t>(device) >= count)
+    throw Error(std::string(name) + ": no device " + std::to_string(device) + " (it has " + std::to_string(count) +
+                ", numbered from 0)");
+}
+
+std::unique_ptr<Backend> make_backend(std::string_view name, const BackendParams& params) {
+  check_backend(name, params.device);
+  return entry(name).make(params);
+}
+
+}  // namespace engine
