@@ -1,0 +1,280 @@
+// Every op through the Backend API, on every backend this product knows: a one-node graph on
+// random inputs, with shapes that are multiples of no tile or workgroup size, against a
+// double-precision reference written here. A backend not built into this binary is skipped
+// with its reason. Leaves are bound to the test's own storage, as weights are.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/error.h"
+#include "engine/graph.h"
+#include "engine/plan.h"
+#include "engine/quants.h"
+#include "random_floats.h"
+
+namespace {
+
+using namespace engine;
+
+// A one-op graph, its leaves' storage, and the run of it on a backend.
+class OpGraph {
+ public:
+  // A leaf of `type` holding `values` (converted to the type: quantized, f16, bf16 or i32).
+  Tensor* leaf(DType type, std::vector<int64_t> ne, const std::vector<float>& values) {
+    Tensor* t = g_.new_tensor(type, static_cast<int>(ne.size()), ne.data(), "leaf" + std::to_string(storage_.size()));
+    std::vector<uint8_t>& bytes = storage_.emplace_back(t->nbytes());
+    if (type == DType::I32) {
+      for (size_t i = 0; i < values.size(); ++i) reinterpret_cast<int32_t*>(bytes.data())[i] = static_cast<int32_t>(values[i]);
+    } else {
+      const int64_t row = t->ne[0];
+      for (int64_t r = 0; r < t->nrows(); ++r)
+        quantize_row(type, values.data() + r * row, bytes.data() + r * t->nb[1], row);
+    }
+    t->data = bytes.data();
+    return t;
+  }
+  // A dense tensor's values as floats: a leaf's after rounding to its type, or a result's.
+  static std::vector<float> values_of(const Tensor* t) {
+    std::vector<float> out(t->nelements());
+    for (int64_t r = 0; r < t->nrows(); ++r)
+      dequantize_row(t->type, static_cast<const char*>(t->data) + r * t->nb[1], out.data() + r * t->ne[0], t->ne[0]);
+    return out;
+  }
+  Graph& graph() { return g_; }
+
+  // Runs `out` (and what it depends on) on the backend; returns out's values, or nothing
+  // when the backend does not support a node (the reason goes to `unsupported`).
+  std::vector<float> run(Backend& backend, Tensor* out, std::string& unsupported) {
+    out->flags |= kOutput;
+    g_.expand(out);
+    for (const Tensor* node : g_.nodes())
+      if (!backend.supports(*node)) {
+        unsupported = std::string(op_name(node->op)) + " on " + std::string(dtype_name(node->src[0]->type));
+        return {};
+      }
+    backend.allocate(g_, Plan::make(g_));
+    std::memset(out->data, 0xff, out->nbytes());  // NaN: an element left unwritten shows
+    backend.compute(g_, nullptr);
+    return values_of(out);
+  }
+
+ private:
+  Graph g_;
+  std::vector<std::vector<uint8_t>> storage_;
+};
+
+class BackendOps : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    try {
+      backend_ = make_backend(GetParam(), BackendParams{0, 3});
+    } catch (const Error& e) {
+      GTEST_SKIP() << e.what();
+    }
+  }
+
+  // Runs the graph and compares every element with `expected` within tolerance[i].
+  void check(OpGraph& og, Tensor* out, const std::vector<double>& expected, const std::vector<double>& tolerance,
+             const std::string& what) {
+    std::string unsupported;
+    const std::vector<float> got = og.run(*backend_, out, unsupported);
+    if (!unsupported.empty()) {
+      unsupported_.push_back(what + ": " + unsupported);
+      return;
+    }
+    ASSERT_EQ(got.size(), expected.size()) << what;
+    int reported = 0;
+    for (size_t i = 0; i < got.size(); ++i)
+      if (!(std::fabs(got[i] - expected[i]) <= tolerance[i]) && reported++ < 5)
+        ADD_FAILURE() << what << " element " << i << ": " << got[i] << ", expected " << expected[i] << " within "
+                      << tolerance[i];
+  }
+  void check(OpGraph& og, Tensor* out, const std::vector<double>& expected, double rel, const std::string& what) {
+    std::vector<double> tolerance(expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) tolerance[i] = rel * std::max(1.0, std::fabs(expected[i]));
+    check(og, out, expected, tolerance, what);
+  }
+  void TearDown() override {
+    for (const std::string& u : unsupported_) std::printf("  %s does not support %s\n", GetParam().c_str(), u.c_str());
+  }
+
+  std::unique_ptr<Backend> backend_;
+  std::vector<std::string> unsupported_;
+};
+
+// Activations of `n` elements.
+std::vector<float> acts(size_t n, uint32_t seed) { return random_floats(n, seed); }
+
+// Weight dtypes with their element block: K must be a multiple of it.
+struct WeightType {
+  DType type;
+  int64_t k;
+  double tolerance;  // of sum |w x|: the activations are rounded to the weight's dot format
+};
+const WeightType kWeightTypes[] = {
+    {DType::F32, 45, 1e-5},   {DType::F16, 45, 4e-3},   {DType::BF16, 45, 1e-2},  {DType::Q4_0, 96, 2e-2},
+    {DType::Q4_1, 96, 2e-2},  {DType::Q5_0, 96, 2e-2},  {DType::Q5_1, 96, 2e-2},  {DType::Q8_0, 96, 2e-2},
+    {DType::Q2_K, 768, 2e-2}, {DType::Q3_K, 768, 2e-2}, {DType::Q4_K, 768, 2e-2}, {DType::Q5_K, 768, 2e-2},
+    {DType::Q6_K, 768, 2e-2},
+};
+
+TEST_P(BackendOps, MulMatEveryWeightTypeAndColumnCount) {
+  // 37 rows (no 16-row group) and 80 rows (packed groups, no 32 or 64 multiple); 1 column
+  // (decode), 7, and 23 (past the 20 that send Q8_0 prefill to AMX tiles where the CPU has them).
+  for (const WeightType& w : kWeightTypes)
+    for (int64_t rows : {37, 80})
+      for (int64_t cols : {1, 7, 23}) {
+        OpGraph og;
+        const int64_t k = w.k;
+        Tensor* a = og.leaf(w.type, {k, rows}, random_floats(k * rows, 1 + rows));
+        Tensor* b = og.leaf(DType::F32, {k, cols}, acts(k * cols, 2 + cols));
+        Tensor* y = og.graph().mul_mat(a, b);
+        const std::vector<float> av = OpGraph::values_of(a), bv = OpGraph::values_of(b);
+        std::vector<double> expected, tolerance;
+        for (int64_t c = 0; c < cols; ++c)
+          for (int64_t r = 0; r < rows; ++r) {
+            double dot = 0, magnitude = 0;
+            for (int64_t i = 0; i < k; ++i) {
+              dot += double(av[r * k + i]) * bv[c * k + i];
+              magnitude += std::fabs(double(av[r * k + i]) * bv[c * k + i]);
+            }
+            expected.push_back(dot);
+            tolerance.push_back(w.tolerance * magnitude + 1e-6);
+          }
+        check(og, y, expected, tolerance,
+              std::string(dtype_name(w.type)) + " " + std::to_string(rows) + "x" + std::to_string(cols));
+      }
+}
+
+TEST_P(BackendOps, GetRowsOfEveryTableType) {
+  for (const WeightType& w : kWeightTypes) {
+    OpGraph og;
+    Tensor* table = og.leaf(w.type, {w.k, 11}, random_floats(w.k * 11, 3));
+    Tensor* ids = og.leaf(DType::I32, {5}, {10, 0, 3, 3, 7});
+    Tensor* y = og.graph().get_rows(table, ids);
+    const std::vector<float> tv = OpGraph::values_of(table);
+    std::vector<double> expected;
+    for (int id : {10, 0, 3, 3, 7})
+      for (int64_t i = 0; i < w.k; ++i) expected.push_back(tv[id * w.k + i]);
+    check(og, y, expected, 1e-6, "get_rows " + std::string(dtype_name(w.type)));
+  }
+}
+
+TEST_P(BackendOps, ElementwiseWithBroadcast) {
+  const int64_t n0 = 37, n1 = 5, n2 = 3;
+  const std::vector<float> x = acts(n0 * n1 * n2, 4), v = acts(n0, 5);
+  using Build = std::function<Tensor*(Graph&, Tensor*, Tensor*)>;
+  const std::vector<std::tuple<std::string, Build, std::function<double(double, double)>>> ops = {
+      {"add", [](Graph& g, Tensor* a, Tensor* b) { return g.add(a, b); }, [](double a, double b) { return a + b; }},
+      {"mul", [](Graph& g, Tensor* a, Tensor* b) { return g.mul(a, b); }, [](double a, double b) { return a * b; }},
+      {"scale", [](Graph& g, Tensor* a, Tensor*) { return g.scale(a, 0.37f); }, [](double a, double) { return a * 0.37f; }},
+      {"silu", [](Graph& g, Tensor* a, Tensor*) { return g.silu(a); }, [](double a, double) { return a / (1 + std::exp(-a)); }},
+      {"gelu", [](Graph& g, Tensor* a, Tensor*) { return g.gelu(a); },
+       [](double a, double) { return 0.5 * a * (1 + std::tanh(std::sqrt(2 / M_PI) * a * (1 + 0.044715 * a * a))); }},
+  };
+  for (const auto& [name, build, reference] : ops) {
+    OpGraph og;
+    Tensor* a = og.leaf(DType::F32, {n0, n1, n2}, x);
+    Tensor* b = og.leaf(DType::F32, {n0}, v);
+    Tensor* y = build(og.graph(), a, b);
+    std::vector<double> expected;
+    for (int64_t i = 0; i < n0 * n1 * n2; ++i) expected.push_back(reference(x[i], v[i % n0]));
+    check(og, y, expected, name == "gelu" ? 2e-3 : 1e-6, name);  // gelu: ggml's f16 table
+  }
+}
+
+TEST_P(BackendOps, Norms) {
+  const int64_t n0 = 45, rows = 7;
+  const std::vector<float> x = acts(n0 * rows, 6);
+  for (const bool rms : {true, false}) {
+    OpGraph og;
+    Tensor* a = og.leaf(DType::F32, {n0, rows}, x);
+    Tensor* y = rms ? og.graph().rms_norm(a, 1e-5f) : og.graph().norm(a, 1e-5f);
+    std::vector<double> expected;
+    for (int64_t r = 0; r < rows; ++r) {
+      double mean = 0, square = 0;
+      for (int64_t i = 0; i < n0; ++i) mean += x[r * n0 + i] / double(n0);
+      for (int64_t i = 0; i < n0; ++i) {
+        const double d = x[r * n0 + i] - (rms ? 0.0 : mean);
+        square += d * d / double(n0);
+      }
+      for (int64_t i = 0; i < n0; ++i) expected.push_back((x[r * n0 + i] - (rms ? 0.0 : mean)) / std::sqrt(square + 1e-5));
+    }
+    check(og, y, expected, 1e-5, rms ? "rms_norm" : "norm");
+  }
+}
+
+TEST_P(BackendOps, RopeBothModes) {
+  const int64_t head_dim = 14, heads = 3, tokens = 5, n_rot = 10;
+  const std::vector<float> pos = {0, 3, 4, 17, 250};
+  const std::vector<float> x = acts(head_dim * heads * tokens, 7);
+  for (const int mode : {kRopeNormal, kRopeNeox}) {
+    OpGraph og;
+    Tensor* a = og.leaf(DType::F32, {head_dim, heads, tokens}, x);
+    Tensor* p = og.leaf(DType::I32, {tokens}, pos);
+    Tensor* y = og.graph().rope(a, p, nullptr, n_rot, mode, 10000.0f, 1.0f);
+    std::vector<double> expected(x.begin(), x.end());
+    for (int64_t t = 0; t < tokens; ++t)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t i = 0; i < n_rot / 2; ++i) {
+          const double theta = pos[t] * std::pow(10000.0, -2.0 * i / n_rot);
+          const int64_t base = (t * heads + h) * head_dim;
+          const int64_t j0 = base + (mode == kRopeNeox ? i : 2 * i), j1 = base + (mode == kRopeNeox ? i + n_rot / 2 : 2 * i + 1);
+          expected[j0] = x[j0] * std::cos(theta) - x[j1] * std::sin(theta);
+          expected[j1] = x[j0] * std::sin(theta) + x[j1] * std::cos(theta);
+        }
+    check(og, y, expected, 1e-5, mode == kRopeNeox ? "rope neox" : "rope normal");
+  }
+}
+
+TEST_P(BackendOps, SoftMaxWithCausalMask) {
+  const int64_t keys = 37, queries = 6, heads = 3;
+  const std::vector<float> x = acts(keys * queries * heads, 8);
+  std::vector<float> mask(keys * 8);  // rows padded past the query count, as the graph builds it
+  for (int64_t q = 0; q < 8; ++q)
+    for (int64_t k = 0; k < keys; ++k) mask[q * keys + k] = k <= 31 + q ? 0.0f : -INFINITY;
+  OpGraph og;
+  Tensor* a = og.leaf(DType::F32, {keys, queries, heads}, x);
+  Tensor* m = og.leaf(DType::F32, {keys, 8}, mask);
+  Tensor* y = og.graph().soft_max(a, m, 0.3f);
+  std::vector<double> expected;
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t q = 0; q < queries; ++q) {
+      std::vector<double> e(keys);
+      double top = -INFINITY, sum = 0;
+      for (int64_t k = 0; k < keys; ++k) top = std::max(top, e[k] = 0.3 * x[(h * queries + q) * keys + k] + mask[q * keys + k]);
+      for (double& v : e) sum += v = std::exp(v - top);
+      for (double v : e) expected.push_back(v / sum);
+    }
+  check(og, y, expected, 1e-6, "soft_max");
+}
+
+TEST_P(BackendOps, CopiesOfPermutedViewsIntoEveryStoreType) {
+  const int64_t n0 = 13, n1 = 7, n2 = 3;
+  const std::vector<float> x = acts(n0 * n1 * n2, 9);
+  for (const DType to : {DType::F32, DType::F16}) {
+    OpGraph og;
+    Graph& g = og.graph();
+    Tensor* a = og.leaf(DType::F32, {n0, n1, n2}, x);
+    Tensor* permuted = g.permute(a, 1, 0, 2, 3);  // [n1, n0, n2]
+    Tensor* store = og.leaf(to, {n1 * n0 * n2 + 5}, std::vector<float>(n1 * n0 * n2 + 5, 0.0f));
+    Tensor* dst = g.view_1d(store, n1 * n0 * n2, 0);
+    Tensor* y = g.cpy(g.cont(permuted), dst);
+    std::vector<double> expected;
+    for (int64_t k = 0; k < n2; ++k)
+      for (int64_t i = 0; i < n0; ++i)
+        for (int64_t j = 0; j < n1; ++j) expected.push_back(x[(k * n1 + j) * n0 + i]);
+    check(og, y, expected, to == DType::F16 ? 1e-3 : 0.0, "cont + cpy to " + std::string(dtype_name(to)));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryKnownBackend, BackendOps, ::testing::ValuesIn(known_backends()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+}  // namespace
