@@ -20,7 +20,7 @@ void check(const AnalysisOptions& o, int64_t n_ctx) {
                 " + --tokens " + std::to_string(o.n_tokens));
 }
 
-Prediction predict_step(const engine::Model& model, engine::KVCache& kv, const engine::StepShape& shape,
+Prediction predict_step(const engine::Model& model, const engine::KVCache& kv, const engine::StepShape& shape,
                         const HardwareProfile& hw) {
   const engine::StepGraph g = engine::build_step_graph(model, kv, shape);
   return predict(analyze(*g.graph, CostModel::kDefault), hw);
@@ -37,7 +37,7 @@ Analysis analyze_model(const engine::Model& model, std::string source, AnalysisO
   a.hparams = hp;
   a.weight_type = model.dominant_dtype();
   a.options = options;
-  engine::KVCache kv(hp, options.n_ctx, options.kv_type, false);
+  engine::KVCache kv(hp, options.n_ctx, options.kv_type);
   a.step = engine::build_step_graph(model, kv, engine::StepShape{options.n_tokens, options.n_past, 1});
   a.cost = analyze(*a.step.graph, options.model);
 

@@ -14,7 +14,7 @@ namespace {
 std::shared_ptr<const StepAnalysis> analyze_step(const engine::Session& session, const engine::StepShape& shape,
                                                  const HardwareProfile& hw) {
   auto a = std::make_shared<StepAnalysis>();
-  engine::KVCache kv(session.model().hparams(), session.n_ctx(), session.params().kv_type, false);
+  engine::KVCache kv(session.model().hparams(), session.n_ctx(), session.params().kv_type);
   a->step = engine::build_step_graph(session.model(), kv, shape);
   a->cost = analyze(*a->step.graph, CostModel::kDefault);
   a->prediction = predict(a->cost, hw);

@@ -25,7 +25,7 @@ Tensor* layer_norm(StepBuilder& b, Tensor* x, const std::string& name, const std
 
 }  // namespace
 
-StepGraph build_gpt2(const Model& model, KVCache& kv, const StepShape& step) {
+StepGraph build_gpt2(const Model& model, const KVCache& kv, const StepShape& step) {
   StepBuilder b(model, kv, step);
   const HParams& hp = b.hp();
   Graph& g = b.g();

@@ -11,7 +11,7 @@ std::string blk(int64_t il, const char* name) { return "blk." + std::to_string(i
 
 }  // namespace
 
-StepGraph build_llama(const Model& model, KVCache& kv, const StepShape& step) {
+StepGraph build_llama(const Model& model, const KVCache& kv, const StepShape& step) {
   StepBuilder b(model, kv, step);
   const HParams& hp = b.hp();
   Graph& g = b.g();

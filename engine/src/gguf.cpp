@@ -220,13 +220,10 @@ std::unique_ptr<GGUFFile> GGUFFile::open(const std::string& path, GGUFLoad mode)
   if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
   file->size_ = static_cast<size_t>(st.st_size);
   if (file->size_ < kGGUFMagic.size()) throw Error(path + ": not a GGUF file (too short for the magic)");
-  // Writable and private: where the data stays in the mapping (see read_data), a backend may
-  // still regroup weights in place; nothing is ever written to the file.
-  void* map = mmap(nullptr, file->size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, file->fd_, 0);
+  void* map = mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, file->fd_, 0);
   if (map == MAP_FAILED) throw Error(path + ": cannot map: " + std::strerror(errno));
   file->map_ = static_cast<const uint8_t*>(map);
   file->parse(mode);
-  if (mode == GGUFLoad::kFull) file->read_data();
   return file;
 }
 
@@ -334,22 +331,22 @@ void GGUFFile::parse(GGUFLoad mode) {
   }
 }
 
-void GGUFFile::read_data() {
-  if (data_offset_ >= size_) return;
-  // Data larger than the free memory stays in the mapping, paged in from the file as used:
-  // populating it all would only hand the process to the out-of-memory killer.
-  const size_t available = available_host_memory();
-  if (available != 0 && size_ - data_offset_ > available) return;
-  HostMemory data(size_ - data_offset_);
-  for (size_t done = 0; done < data.size();) {
-    const ssize_t n = pread(fd_, data.data() + done, data.size() - done, static_cast<off_t>(data_offset_ + done));
+void GGUFFile::copy_data(void* dst, size_t bytes) const {
+  if (!has_data_ || data_offset_ + bytes > size_)
+    throw Error(path_ + ": no tensor data to copy (" + std::to_string(bytes) + " bytes asked)");
+  if (!owned_.empty()) {
+    std::memcpy(dst, map_ + data_offset_, bytes);
+    return;
+  }
+  auto* out = static_cast<uint8_t*>(dst);
+  for (size_t done = 0; done < bytes;) {
+    const ssize_t n = pread(fd_, out + done, bytes - done, static_cast<off_t>(data_offset_ + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0)
       throw Error(path_ + ": cannot read tensor data at offset " + std::to_string(data_offset_ + done) + ": " +
                   (n < 0 ? std::strerror(errno) : "the file ended early"));
     done += static_cast<size_t>(n);
   }
-  data_ = std::move(data);
 }
 
 const GGUFValue* GGUFFile::find(std::string_view key) const {
@@ -442,7 +439,6 @@ const GGUFTensorInfo* GGUFFile::find_tensor(std::string_view name) const {
 
 const void* GGUFFile::tensor_data(const GGUFTensorInfo& t) const {
   if (!has_data_) return nullptr;
-  if (data_.data()) return data_.data() + t.offset;
   return map_ + data_offset_ + t.offset;
 }
 

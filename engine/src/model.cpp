@@ -1,5 +1,6 @@
 #include "engine/model.h"
 
+#include <algorithm>
 #include <map>
 
 #include "engine/arch.h"
@@ -87,26 +88,16 @@ const GGUFTensorInfo& Model::weight(const std::string& name, std::vector<int64_t
   return *t;
 }
 
-Tensor* Model::weight_tensor(const std::string& name, std::vector<int64_t> ne, int layer, const std::string& module) const {
-  const GGUFTensorInfo& info = weight(name, std::move(ne));
-  std::unique_ptr<Tensor>& t = weight_tensors_[name];
-  if (t) return t.get();
-  t = std::make_unique<Tensor>();
-  t->name = name;
-  t->type = info.type;
-  for (int i = 0; i < info.n_dims; ++i) t->ne[i] = info.ne[i];
-  set_contiguous_strides(*t);
-  t->flags = kWeight;
-  t->layer = layer;
-  t->module = module;
-  t->data = const_cast<void*>(file_->tensor_data(info));
-  return t.get();
-}
-
 size_t Model::weights_bytes() const {
   size_t total = 0;
   for (const auto& t : file_->tensors()) total += t.nbytes;
   return total;
+}
+
+size_t Model::weight_storage_bytes() const {
+  size_t end = 0;
+  for (const auto& t : file_->tensors()) end = std::max<size_t>(end, t.offset + t.nbytes);
+  return end;
 }
 
 DType Model::dominant_dtype() const {

@@ -28,16 +28,15 @@ void check_params(const SessionParams& params) {
 
 std::string gib(size_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1 << 30)); }
 
-// Refuses a session whose KV cache and compute buffer cannot fit the memory still free (the
-// weights are in memory already), before any of it is allocated.
+// Refuses a session whose weights, KV cache and compute buffer cannot fit the memory still
+// free, before any of it is allocated.
 void check_fits(const MemoryUse& need, int64_t n_ctx) {
   const size_t available = available_host_memory();
-  const size_t to_allocate = need.kv_cache + need.compute_buffer;
-  if (available == 0 || to_allocate <= available) return;
+  if (available == 0 || need.total() <= available) return;
   throw Error(fmt::format(
-      "a context of {} positions needs {} bytes ({}: KV cache {} + compute buffer {}) beside the weights' {}, "
+      "a context of {} positions needs {} bytes ({}: weights {} + KV cache {} + compute buffer {}), "
       "but {} bytes ({}) of memory are available; use a smaller context (-c)",
-      n_ctx, to_allocate, gib(to_allocate), need.kv_cache, need.compute_buffer, need.weights, available, gib(available)));
+      n_ctx, need.total(), gib(need.total()), need.weights, need.kv_cache, need.compute_buffer, available, gib(available)));
 }
 
 }  // namespace
@@ -49,9 +48,9 @@ int64_t session_context(const Model& model, const SessionParams& params) {
 MemoryUse session_memory(const Model& model, const SessionParams& params) {
   check_params(params);
   const int64_t n_ctx = session_context(model, params);
-  KVCache kv(model.hparams(), n_ctx, params.kv_type, false);
+  KVCache kv(model.hparams(), n_ctx, params.kv_type);
   const StepGraph g = build_step_graph(model, kv, largest_step(n_ctx, params.n_ubatch));
-  return MemoryUse{model.weights_bytes(), kv.bytes(), Plan::make(*g.graph).buffer_size};
+  return MemoryUse{model.weight_storage_bytes(), kv.bytes(), Plan::make(*g.graph).buffer_size};
 }
 
 Session::~Session() = default;
@@ -62,11 +61,12 @@ std::unique_ptr<Session> Session::create(const std::string& model_path, const Se
   return create(Model::load(model_path), params, t0);
 }
 
-std::unique_ptr<Session> Session::create(std::unique_ptr<Model> model, const SessionParams& params) {
+std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model, const SessionParams& params) {
   return create(std::move(model), params, Clock::now());
 }
 
-std::unique_ptr<Session> Session::create(std::unique_ptr<Model> model, const SessionParams& params, Clock::time_point t0) {
+std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model, const SessionParams& params,
+                                         Clock::time_point t0) {
   auto s = std::unique_ptr<Session>(new Session());
   s->created_ = t0;
   s->params_ = params;
@@ -76,7 +76,9 @@ std::unique_ptr<Session> Session::create(std::unique_ptr<Model> model, const Ses
   check_fits(session_memory(*s->model_, params), n_ctx);
   s->tokenizer_ = Tokenizer::from_gguf(s->model_->file());
   s->backend_ = make_backend(params.backend, BackendParams{params.device, params.n_threads});
-  s->kv_ = std::make_unique<KVCache>(hp, n_ctx, params.kv_type, true);
+  s->backend_->load_weights(*s->model_);
+  s->kv_ = std::make_unique<KVCache>(hp, n_ctx, params.kv_type);
+  s->backend_->allocate_kv(*s->kv_);
   // Reserve the compute buffer for the largest step up front, as the cost model reports it.
   StepGraph g = build_step_graph(*s->model_, *s->kv_, largest_step(n_ctx, params.n_ubatch));
   s->backend_->allocate(*g.graph, Plan::make(*g.graph));
@@ -97,7 +99,7 @@ void Session::run_step(std::span<const int32_t> tokens, bool prefill) {
   const StepShape shape{n, n_past_, 1};
   StepGraph g = build_step_graph(*model_, *kv_, shape);
   backend_->allocate(*g.graph, Plan::make(*g.graph));
-  fill_step_inputs(g, tokens, n_past_);
+  set_step_inputs(*backend_, g, tokens, n_past_);
   if (!params_.profile) {
     backend_->compute(*g.graph, nullptr);
   } else {
@@ -108,8 +110,8 @@ void Session::run_step(std::span<const int32_t> tokens, bool prefill) {
     rec.compute_ms = ms_since(c0);
     rec.n_records = profiler_.records().size() - rec.first_record;
   }
-  const float* out = static_cast<const float*>(g.logits->data);
-  logits_.assign(out, out + n_vocab);
+  logits_.resize(static_cast<size_t>(n_vocab));
+  backend_->get_output(*g.logits, logits_.data(), logits_.size() * sizeof(float));
   n_past_ += n;
   if (params_.profile) steps_.back().step_ms = ms_since(t0);
 }
@@ -142,7 +144,7 @@ std::span<const float> Session::decode(int32_t token) {
 }
 
 MemoryUse Session::memory() const {
-  return MemoryUse{model_->weights_bytes(), kv_->bytes(), backend_->compute_buffer_bytes()};
+  return MemoryUse{backend_->weights_bytes(), backend_->kv_cache_bytes(), backend_->compute_buffer_bytes()};
 }
 
 }  // namespace engine

@@ -22,7 +22,7 @@ int64_t attention_span(int64_t n_past, int64_t n_tokens, int64_t n_ctx) {
   return std::min(n_ctx, std::max<int64_t>(32, padded));
 }
 
-StepBuilder::StepBuilder(const Model& model, KVCache& kv, const StepShape& step)
+StepBuilder::StepBuilder(const Model& model, const KVCache& kv, const StepShape& step)
     : model_(model), kv_(kv), step_(step) {
   if (step.n_tokens <= 0) throw Error("a step needs at least one token, got " + std::to_string(step.n_tokens));
   if (step.n_past < 0 || step.n_past + step.n_tokens > kv.n_ctx())
@@ -44,7 +44,11 @@ StepBuilder::StepBuilder(const Model& model, KVCache& kv, const StepShape& step)
 Tensor* StepBuilder::optional_weight(const std::string& name, std::vector<int64_t> ne) {
   if (auto it = leaves_.find(name); it != leaves_.end()) return it->second;
   if (!model_.find_weight(name)) return nullptr;
-  return leaves_[name] = model_.weight_tensor(name, std::move(ne), g().layer(), g().module());
+  const GGUFTensorInfo& info = model_.weight(name, std::move(ne));
+  Tensor* t = g().new_tensor(info.type, info.n_dims, info.ne, name);
+  t->flags = kWeight;
+  t->storage_index = static_cast<int32_t>(&info - model_.file().tensors().data());
+  return leaves_[name] = t;
 }
 
 Tensor* StepBuilder::weight(const std::string& name, std::vector<int64_t> ne) {
@@ -52,21 +56,12 @@ Tensor* StepBuilder::weight(const std::string& name, std::vector<int64_t> ne) {
   return optional_weight(name, ne);
 }
 
-Tensor* StepBuilder::k_cache(int64_t il) {
-  const std::string name = "cache_k_l" + std::to_string(il);
+Tensor* StepBuilder::cache_leaf(int64_t il, bool v) {
+  const std::string name = (v ? "cache_v_l" : "cache_k_l") + std::to_string(il);
   if (auto it = leaves_.find(name); it != leaves_.end()) return it->second;
   Tensor* t = g().new_tensor_1d(kv_.type(), kv_.n_ctx() * kv_.n_embd_kv(), name);
   t->flags = kKV;
-  t->data = kv_.k_data(il);
-  return leaves_[name] = t;
-}
-
-Tensor* StepBuilder::v_cache(int64_t il) {
-  const std::string name = "cache_v_l" + std::to_string(il);
-  if (auto it = leaves_.find(name); it != leaves_.end()) return it->second;
-  Tensor* t = g().new_tensor_1d(kv_.type(), kv_.n_ctx() * kv_.n_embd_kv(), name);
-  t->flags = kKV;
-  t->data = kv_.v_data(il);
+  t->storage_index = static_cast<int32_t>(2 * il + (v ? 1 : 0));
   return leaves_[name] = t;
 }
 
@@ -120,23 +115,25 @@ StepGraph StepBuilder::finish(Tensor* logits) {
   return std::move(out_);
 }
 
-void fill_step_inputs(const StepGraph& s, std::span<const int32_t> tokens, int64_t n_past) {
+void set_step_inputs(Backend& backend, const StepGraph& s, std::span<const int32_t> tokens, int64_t n_past) {
   const int64_t n = static_cast<int64_t>(tokens.size());
-  std::memcpy(s.tokens->data, tokens.data(), tokens.size() * sizeof(int32_t));
-  auto* pos = static_cast<int32_t*>(s.pos->data);
+  backend.set_input(*s.tokens, tokens.data(), tokens.size_bytes());
+  std::vector<int32_t> pos(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(n_past + i);
-  auto* mask = static_cast<float*>(s.kq_mask->data);
+  backend.set_input(*s.pos, pos.data(), pos.size() * sizeof(int32_t));
   const int64_t n_kv = s.kq_mask->ne[0];
+  std::vector<float> mask(static_cast<size_t>(s.kq_mask->nelements()));
   for (int64_t i = 0; i < s.kq_mask->ne[1]; ++i)
     for (int64_t j = 0; j < n_kv; ++j)
       mask[i * n_kv + j] = (i < n && j <= n_past + i) ? 0.0f : -std::numeric_limits<float>::infinity();
-  auto* out = static_cast<int32_t*>(s.out_ids->data);
-  const int64_t n_out = s.out_ids->ne[0];
-  for (int64_t i = 0; i < n_out; ++i) out[i] = static_cast<int32_t>(n - n_out + i);
+  backend.set_input(*s.kq_mask, mask.data(), mask.size() * sizeof(float));
+  std::vector<int32_t> out(static_cast<size_t>(s.out_ids->ne[0]));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<int32_t>(n - static_cast<int64_t>(out.size()) + static_cast<int64_t>(i));
+  backend.set_input(*s.out_ids, out.data(), out.size() * sizeof(int32_t));
 }
 
 
-StepGraph build_step_graph(const Model& model, KVCache& kv, const StepShape& step) {
+StepGraph build_step_graph(const Model& model, const KVCache& kv, const StepShape& step) {
   const std::string& arch = model.hparams().arch;
   if (arch == "llama") return build_llama(model, kv, step);
   if (arch == "gpt2") return build_gpt2(model, kv, step);
@@ -144,7 +141,7 @@ StepGraph build_step_graph(const Model& model, KVCache& kv, const StepShape& ste
 }
 
 void check_weights(const Model& model) {
-  KVCache kv(model.hparams(), 1, DType::F32, false);
+  KVCache kv(model.hparams(), 1, DType::F32);
   build_step_graph(model, kv, StepShape{});  // builds against every weight, checking names and shapes
 }
 

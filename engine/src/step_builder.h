@@ -10,14 +10,14 @@ namespace engine {
 
 class StepBuilder {
  public:
-  StepBuilder(const Model& model, KVCache& kv, const StepShape& step);
+  StepBuilder(const Model& model, const KVCache& kv, const StepShape& step);
 
   // The weight leaf `name`, checked to have shape ne; one leaf per name per graph.
   Tensor* weight(const std::string& name, std::vector<int64_t> ne);
   // Like weight(), or nullptr when the file has no such tensor.
   Tensor* optional_weight(const std::string& name, std::vector<int64_t> ne);
-  Tensor* k_cache(int64_t il);
-  Tensor* v_cache(int64_t il);
+  Tensor* k_cache(int64_t il) { return cache_leaf(il, false); }
+  Tensor* v_cache(int64_t il) { return cache_leaf(il, true); }
   // Stores this step's K [n_embd_kv, n_tokens] and V into layer il's cache, then returns
   // attention output [n_embd_head * n_head, n_tokens] for queries q [head, n_head, n_tokens].
   Tensor* attention(int64_t il, Tensor* q, Tensor* k, Tensor* v, float kq_scale);
@@ -33,14 +33,16 @@ class StepBuilder {
   StepGraph finish(Tensor* logits);
 
  private:
+  Tensor* cache_leaf(int64_t il, bool v);
+
   const Model& model_;
-  KVCache& kv_;
+  const KVCache& kv_;
   StepShape step_;
   StepGraph out_;
   std::unordered_map<std::string, Tensor*> leaves_;
 };
 
-StepGraph build_llama(const Model& model, KVCache& kv, const StepShape& step);
-StepGraph build_gpt2(const Model& model, KVCache& kv, const StepShape& step);
+StepGraph build_llama(const Model& model, const KVCache& kv, const StepShape& step);
+StepGraph build_gpt2(const Model& model, const KVCache& kv, const StepShape& step);
 
 }  // namespace engine

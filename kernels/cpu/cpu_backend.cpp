@@ -1,9 +1,13 @@
-// The CPU backend: validates every node against the kernels' (op, dtype) support, then runs
-// the nodes in order on a persistent thread pool, timing each with steady_clock when profiling.
-// A causal prefill attention (kq, its softmax, kqv) runs as one fused pass (attention.h).
+// The CPU backend: holds a copy of the weights (the SIMD kernels' weights regrouped in it,
+// repack.h), the KV cache and the compute buffer in host memory; validates every node against
+// the kernels' (op, dtype) support, then runs the nodes in order on a persistent thread pool,
+// timing each with steady_clock when profiling. A causal prefill attention (kq, its softmax,
+// kqv) runs as one fused pass (attention.h).
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <memory>
+#include <optional>
 #include <new>
 #include <string>
 #include <thread>
@@ -18,6 +22,7 @@
 #include "cpu/vec_dot.h"
 #include "engine/backend.h"
 #include "engine/error.h"
+#include "engine/host_memory.h"
 
 namespace engine {
 namespace {
@@ -101,11 +106,38 @@ class CpuBackend final : public Backend {
     }
   }
 
-  void allocate(const Graph& graph, const Plan& plan) override {
+  void load_weights(const Model& model) override {
+    weight_infos_ = &model.file().tensors();
+    weights_ = HostMemory(model.weight_storage_bytes());
+    model.file().copy_data(weights_.data(), weights_.size());
+    packed_.assign(weight_infos_->size(), false);
+  }
+
+  void allocate_kv(const KVCache& kv) override {
+    kv_ = HostMemory(kv.bytes());
+    kv_layout_ = kv;
+  }
+
+  void allocate(Graph& graph, const Plan& plan) override {
+    bind_leaves(graph);
     if (cpu::simd_active()) pack_weights(graph);
     buffer_.reserve(plan.buffer_size);
     plan.bind(graph, buffer_.data());
   }
+
+  void set_input(const Tensor& input, const void* data, size_t bytes) override {
+    if (!input.has(kInput) || !input.data || bytes != input.nbytes())
+      throw Error("cpu backend: cannot set input '" + input.name + "' from " + std::to_string(bytes) + " bytes");
+    std::memcpy(input.data, data, bytes);
+  }
+
+  void get_output(const Tensor& output, void* data, size_t bytes) override {
+    if (!output.has(kOutput) || !output.data || bytes != output.nbytes())
+      throw Error("cpu backend: cannot read output '" + output.name + "' into " + std::to_string(bytes) + " bytes");
+    std::memcpy(data, output.data, bytes);
+  }
+
+  void synchronize() override {}  // compute returns when its work is done
 
   void compute(const Graph& graph, Profiler* profiler) override {
     const auto& nodes = graph.nodes();
@@ -147,6 +179,8 @@ class CpuBackend final : public Backend {
     }
   }
 
+  size_t weights_bytes() const override { return weights_.size(); }
+  size_t kv_cache_bytes() const override { return kv_.size(); }
   size_t compute_buffer_bytes() const override { return buffer_.size(); }
 
   bool prefill_float_activations(DType weight) const override { return weight == DType::Q8_0 && cpu::amx_in_use(); }
@@ -166,14 +200,37 @@ class CpuBackend final : public Backend {
     for (const Tensor* s : node.src)
       if (s && !s->data) throw Error("cpu backend: source '" + s->name + "' has no storage bound" + where());
     for (int i = node.op == Op::MUL_MAT ? 1 : 0; i < kMaxSrc; ++i)
-      if (node.src[i] && node.src[i]->has(kPacked))
+      if (node.src[i] && is_packed(node.src[i]))
         throw Error("cpu backend: '" + node.src[i]->name + "' is packed for MUL_MAT and cannot be read here" + where());
   }
+
+  // Points the weight and KV leaves the nodes read (directly or through views) at this
+  // backend's copies of them.
+  void bind_leaves(Graph& graph) {
+    for (Tensor* node : graph.nodes())
+      for (Tensor* leaf : {node->src[0], node->src[1], node->src[2], node->view_src})
+        if (leaf) bind_leaf(*leaf);
+  }
+
+  void bind_leaf(Tensor& leaf) {
+    if (leaf.has(kWeight)) {
+      if (!weight_infos_ || leaf.storage_index < 0 || static_cast<size_t>(leaf.storage_index) >= weight_infos_->size())
+        throw Error("cpu backend: weight '" + leaf.name + "' is not among the loaded weights");
+      leaf.data = weights_.data() + (*weight_infos_)[leaf.storage_index].offset;
+    } else if (leaf.has(kKV)) {
+      if (!kv_layout_ || leaf.storage_index < 0 || kv_layout_->offset(leaf.storage_index) + leaf.nbytes() > kv_.size())
+        throw Error("cpu backend: KV tensor '" + leaf.name + "' lies outside the allocated KV cache");
+      leaf.data = kv_.data() + kv_layout_->offset(leaf.storage_index);
+    }
+  }
+
+  // Whether `t` is a weight this backend holds regrouped for MUL_MAT.
+  bool is_packed(const Tensor* t) const { return t->has(kWeight) && packed_[t->storage_index]; }
 
   // Regroups, once, the weights the SIMD kernels read packed (repack.h), every thread taking
   // an even share of each weight's row groups.
   void pack_weights(const Graph& graph) {
-    for (Tensor* w : cpu::weights_to_pack(graph)) {
+    for (Tensor* w : cpu::weights_to_pack(graph, [&](const Tensor& t) { return is_packed(&t); })) {
       const int64_t groups = w->ne[1] / cpu::kPackRows;
       const size_t group_bytes = cpu::kPackRows * w->nb[1];
       pool_.run(pool_.size(), [&](int ith) {
@@ -182,7 +239,7 @@ class CpuBackend final : public Backend {
           cpu::pack_rows(w->type, w->ne[0], (mine.end - mine.begin) * cpu::kPackRows,
                          static_cast<char*>(w->data) + mine.begin * group_bytes);
       });
-      w->flags |= kPacked;
+      packed_[w->storage_index] = true;
     }
   }
 
@@ -230,6 +287,7 @@ class CpuBackend final : public Backend {
       scratch_.reserve(cpu::mul_mat_work_size(node, nth));
       params.wdata = scratch_.data();
       params.wsize = scratch_.size();
+      params.weight_packed = is_packed(node->src[0]);
     }
     barrier_.reset(nth);
     params.barrier = &barrier_;
@@ -246,6 +304,11 @@ class CpuBackend final : public Backend {
   HostBuffer buffer_;
   HostBuffer scratch_;
   DeviceInfo device_;
+  const std::vector<GGUFTensorInfo>* weight_infos_ = nullptr;  // where each weight lies in weights_
+  HostMemory weights_;
+  std::vector<bool> packed_;  // by weight: regrouped for the SIMD kernels
+  HostMemory kv_;
+  std::optional<KVCache> kv_layout_;
 };
 
 }  // namespace

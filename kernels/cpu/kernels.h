@@ -17,6 +17,7 @@ struct ComputeParams {
   void* wdata = nullptr;      // scratch shared by all threads of this node
   size_t wsize = 0;
   Barrier* barrier = nullptr; // waits until all nth threads arrive
+  bool weight_packed = false; // MUL_MAT: src0 is a weight the backend holds regrouped (repack.h)
 };
 
 void barrier_wait(const ComputeParams& p);
@@ -47,6 +48,7 @@ struct MulMatBatch {
   size_t act_row;
   char* out;
   size_t out_row, out_col;
+  bool packed = false;  // w is regrouped (repack.h)
 };
 // Output rows [row0, row0 + rows) of one batch for activation columns [c_begin, c_end), in the
 // tiles and orders mul_mat gives them (kMulMatCausal / kMulMatKvSpan included).

@@ -109,7 +109,7 @@ void mul_mat_columns(const Tensor* dst, DotOrder order, const MulMatBatch& batch
                          batch.out + row0 * static_cast<int64_t>(batch.out_row) + (s0 - c_begin) * static_cast<int64_t>(batch.out_col),
                          batch.out_row,
                          batch.out_col,
-                         a->has(kPacked)};
+                         batch.packed};
       const DotOrder tile_order = column_order(a->type, order, s0, ne11);
       if (causal && tile_order == DotOrder::kBatch)
         causal_tile(a->type, tile, row0, s0, causal_pos, kv_span);
@@ -185,10 +185,11 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
     if (heads > 1) {
       dot_tile(a->type, order,
                DotTile{K, w_batch + row0 * static_cast<int64_t>(a->nb[1]), a->nb[1], rows, act_batch, act_row, heads,
-                       dst_batch + row0 * static_cast<int64_t>(dst->nb[0]), dst->nb[0], dst->nb[2], a->has(kPacked)});
+                       dst_batch + row0 * static_cast<int64_t>(dst->nb[0]), dst->nb[0], dst->nb[2], p.weight_packed});
       continue;
     }
-    mul_mat_columns(dst, order, MulMatBatch{w_batch, act_batch, act_row, dst_batch, dst->nb[0], dst->nb[1]}, row0, rows, 0, ne11);
+    mul_mat_columns(dst, order, MulMatBatch{w_batch, act_batch, act_row, dst_batch, dst->nb[0], dst->nb[1], p.weight_packed},
+                    row0, rows, 0, ne11);
   }
 }
 

@@ -161,8 +161,8 @@ void convert_weight_block(const char* w, size_t row_bytes, bool packed, int64_t 
 
 // Weight rows [row0, row0 + rows) (a multiple of kPair), chunks [chunk0, chunk0 + chunks), as
 // panel: per kPair rows, panel_chunks chunk slots.
-void convert_panel(const Tensor* a, int64_t row0, int64_t rows, int64_t chunk0, int64_t chunks, int64_t panel_chunks, char* panel) {
-  const bool packed = a->has(kPacked);
+void convert_panel(const Tensor* a, bool packed, int64_t row0, int64_t rows, int64_t chunk0, int64_t chunks,
+                   int64_t panel_chunks, char* panel) {
   const size_t row_bytes = a->nb[1];
   for (int64_t r = 0; r < rows; r += kHalf) {
     const char* w = static_cast<const char*>(a->data) + (row0 + r) * static_cast<int64_t>(row_bytes);
@@ -253,7 +253,7 @@ void mul_mat_amx(const ComputeParams& p, Tensor* dst) {
     for (int64_t k0 = 0; k0 < k; k0 += kPanelK) {
       const int64_t chunk0 = k0 / kChunk, chunks = std::min(kPanelK, k - k0) / kChunk;
       const bool accumulate = k0 > 0, last = k0 + kPanelK >= k;
-      convert_panel(a, row0, rows, chunk0, chunks, l.panel_chunks, panel);
+      convert_panel(a, p.weight_packed, row0, rows, chunk0, chunks, l.panel_chunks, panel);
       for (int64_t cb = 0; cb < l.col_blocks; ++cb) {
         const char* a_chunks = acts + static_cast<size_t>(cb * (k / kChunk) + chunk0) * kChunkBytes;
         const int64_t col0 = cb * kPair, live = std::min(kPair, n - col0);

@@ -64,10 +64,10 @@ void pack_rows(DType type, int64_t k, int64_t rows, void* data) {
   }
 }
 
-std::vector<Tensor*> weights_to_pack(const Graph& graph) {
-  const auto candidate = [](const Tensor* node) {
+std::vector<Tensor*> weights_to_pack(const Graph& graph, const std::function<bool(const Tensor&)>& packed) {
+  const auto candidate = [&](const Tensor* node) {
     const Tensor* w = node->op == Op::MUL_MAT ? node->src[0] : nullptr;
-    return w && !w->has(kPacked) && packable(*w);
+    return w && w->has(kWeight) && !packed(*w) && packable(*w);
   };
   // Every step graph comes here: most find nothing left to pack, and stop at this check.
   if (std::none_of(graph.nodes().begin(), graph.nodes().end(), candidate)) return {};

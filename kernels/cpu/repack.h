@@ -1,5 +1,5 @@
 #pragma once
-// Weights regrouped once, in place, for the CPU's SIMD kernels: each group of kPackRows rows
+// Weights regrouped once, in the CPU backend's copy of them, for its SIMD kernels: each group of kPackRows rows
 // stores block i of all its rows together, so a multiply streams one run of memory instead of
 // kPackRows interleaved rows, and the kernels load registers without transposing. Same bytes,
 // same size; only their order changes. Per group and block index:
@@ -9,6 +9,7 @@
 //   Q6_K: rows in pairs; per pair the two rows' 32-byte pieces of ql then qh alternate, then
 //         their 16 scales, then their two d.
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "engine/graph.h"
@@ -24,9 +25,9 @@ bool packable(const Tensor& w);
 // Regroups `rows` rows of k elements (rows a multiple of kPackRows) at data into the packed layout.
 void pack_rows(DType type, int64_t k, int64_t rows, void* data);
 
-// The packable weights of the graph, not yet packed, that only MUL_MAT reads (as its weight
-// operand): pack_rows each (storage must be writable), then mark it kPacked.
-std::vector<Tensor*> weights_to_pack(const Graph& graph);
+// The packable weights of the graph that only MUL_MAT reads (as its weight operand), less
+// those `packed` says are packed already: pack_rows each, then remember it packed.
+std::vector<Tensor*> weights_to_pack(const Graph& graph, const std::function<bool(const Tensor&)>& packed);
 
 // One packed group (kPackRows rows of k elements) back in the file layout, rows row_bytes apart.
 void unpack_group(DType type, int64_t k, const char* group, char* out);

@@ -24,7 +24,7 @@ void trace_model(benchmark::State& state, const std::function<std::unique_ptr<en
   std::ostream out(&null);
   for (auto _ : state) {
     auto model = load();
-    engine::KVCache kv(model->hparams(), 32768, engine::DType::F16, false);
+    engine::KVCache kv(model->hparams(), 32768, engine::DType::F16);
     engine::StepGraph step = engine::build_step_graph(*model, kv, engine::StepShape{1, 0, 1});
     cost::write_trace(out, *step.graph, cost::analyze(*step.graph, cost::CostModel::kDefault));
     state.counters["nodes"] = static_cast<double>(step.graph->nodes().size());

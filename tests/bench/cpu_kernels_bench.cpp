@@ -95,13 +95,13 @@ void mul_mat_amx_prefill(benchmark::State& state) {
   engine::Tensor* y = g.mul_mat(w, x);
   std::vector<float> xs = random_floats(kK * kPromptTokens, 2), ys(static_cast<size_t>(kRows * kPromptTokens));
   w->data = m.w.data();
-  w->flags |= engine::kPacked;
   x->data = xs.data();
   y->data = ys.data();
   std::vector<uint8_t> work(engine::cpu::mul_mat_work_size(y, 1));
   engine::cpu::ComputeParams p;
   p.wdata = work.data();
   p.wsize = work.size();
+  p.weight_packed = true;
   for (auto _ : state) {
     engine::cpu::mul_mat(p, y);
     benchmark::DoNotOptimize(ys.data());

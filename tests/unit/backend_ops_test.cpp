@@ -1,7 +1,8 @@
 // Every op through the Backend API, on every backend this product knows: a one-node graph on
-// random inputs, with shapes that are multiples of no tile or workgroup size, against a
-// double-precision reference written here. A backend not built into this binary is skipped
-// with its reason. Leaves are bound to the test's own storage, as weights are.
+// random inputs (set with set_input, read with get_output), with shapes that are multiples of
+// no tile or workgroup size, against a double-precision reference written here. A backend not
+// built into this binary is skipped with its reason. The weights of these multiplies are
+// inputs, so they keep the file layout; the packed layouts run in the replays and repack_test.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -22,29 +23,27 @@ namespace {
 
 using namespace engine;
 
-// A one-op graph, its leaves' storage, and the run of it on a backend.
+// A one-op graph whose leaves are inputs, set through the Backend API, and the run of it.
 class OpGraph {
  public:
-  // A leaf of `type` holding `values` (converted to the type: quantized, f16, bf16 or i32).
+  // An input leaf of `type` holding `values` (converted to the type: quantized, f16, bf16, i32).
   Tensor* leaf(DType type, std::vector<int64_t> ne, const std::vector<float>& values) {
-    Tensor* t = g_.new_tensor(type, static_cast<int>(ne.size()), ne.data(), "leaf" + std::to_string(storage_.size()));
-    std::vector<uint8_t>& bytes = storage_.emplace_back(t->nbytes());
+    Tensor* t = g_.new_tensor(type, static_cast<int>(ne.size()), ne.data(), "leaf" + std::to_string(leaves_.size()));
+    t->flags = kInput;
+    std::vector<uint8_t>& bytes = leaves_.emplace_back(t, std::vector<uint8_t>(t->nbytes())).second;
     if (type == DType::I32) {
       for (size_t i = 0; i < values.size(); ++i) reinterpret_cast<int32_t*>(bytes.data())[i] = static_cast<int32_t>(values[i]);
     } else {
-      const int64_t row = t->ne[0];
       for (int64_t r = 0; r < t->nrows(); ++r)
-        quantize_row(type, values.data() + r * row, bytes.data() + r * t->nb[1], row);
+        quantize_row(type, values.data() + r * t->ne[0], bytes.data() + r * t->nb[1], t->ne[0]);
     }
-    t->data = bytes.data();
     return t;
   }
-  // A dense tensor's values as floats: a leaf's after rounding to its type, or a result's.
-  static std::vector<float> values_of(const Tensor* t) {
-    std::vector<float> out(t->nelements());
-    for (int64_t r = 0; r < t->nrows(); ++r)
-      dequantize_row(t->type, static_cast<const char*>(t->data) + r * t->nb[1], out.data() + r * t->ne[0], t->ne[0]);
-    return out;
+  // A leaf's values as the backend is given them (rounded to its type).
+  std::vector<float> values_of(const Tensor* t) const {
+    for (const auto& [leaf, bytes] : leaves_)
+      if (leaf == t) return to_floats(*t, bytes);
+    return {};
   }
   Graph& graph() { return g_; }
 
@@ -59,14 +58,31 @@ class OpGraph {
         return {};
       }
     backend.allocate(g_, Plan::make(g_));
-    std::memset(out->data, 0xff, out->nbytes());  // NaN: an element left unwritten shows
+    for (const auto& [leaf, bytes] : leaves_)
+      if (reads(leaf)) backend.set_input(*leaf, bytes.data(), bytes.size());
     backend.compute(g_, nullptr);
-    return values_of(out);
+    backend.synchronize();
+    std::vector<uint8_t> result(out->nbytes());
+    backend.get_output(*out, result.data(), result.size());
+    return to_floats(*out, result);
   }
 
  private:
+  bool reads(const Tensor* leaf) const {
+    for (const Tensor* node : g_.nodes())
+      for (const Tensor* s : {node->src[0], node->src[1], node->src[2], node->view_src})
+        if (s == leaf) return true;
+    return false;
+  }
+  // A dense tensor's bytes as floats.
+  static std::vector<float> to_floats(const Tensor& t, const std::vector<uint8_t>& bytes) {
+    std::vector<float> out(t.nelements());
+    for (int64_t r = 0; r < t.nrows(); ++r) dequantize_row(t.type, bytes.data() + r * t.nb[1], out.data() + r * t.ne[0], t.ne[0]);
+    return out;
+  }
+
   Graph g_;
-  std::vector<std::vector<uint8_t>> storage_;
+  std::vector<std::pair<Tensor*, std::vector<uint8_t>>> leaves_;
 };
 
 class BackendOps : public ::testing::TestWithParam<std::string> {
@@ -135,7 +151,7 @@ TEST_P(BackendOps, MulMatEveryWeightTypeAndColumnCount) {
         Tensor* a = og.leaf(w.type, {k, rows}, random_floats(k * rows, 1 + rows));
         Tensor* b = og.leaf(DType::F32, {k, cols}, acts(k * cols, 2 + cols));
         Tensor* y = og.graph().mul_mat(a, b);
-        const std::vector<float> av = OpGraph::values_of(a), bv = OpGraph::values_of(b);
+        const std::vector<float> av = og.values_of(a), bv = og.values_of(b);
         std::vector<double> expected, tolerance;
         for (int64_t c = 0; c < cols; ++c)
           for (int64_t r = 0; r < rows; ++r) {
@@ -158,7 +174,7 @@ TEST_P(BackendOps, GetRowsOfEveryTableType) {
     Tensor* table = og.leaf(w.type, {w.k, 11}, random_floats(w.k * 11, 3));
     Tensor* ids = og.leaf(DType::I32, {5}, {10, 0, 3, 3, 7});
     Tensor* y = og.graph().get_rows(table, ids);
-    const std::vector<float> tv = OpGraph::values_of(table);
+    const std::vector<float> tv = og.values_of(table);
     std::vector<double> expected;
     for (int id : {10, 0, 3, 3, 7})
       for (int64_t i = 0; i < w.k; ++i) expected.push_back(tv[id * w.k + i]);

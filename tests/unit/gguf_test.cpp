@@ -273,9 +273,9 @@ TEST(GGUFRoundTrip, TensorsOfEveryDTypeKeepShapeSizeAndBytes) {
   }
 }
 
-// kFull reads the data into memory of its own: a kernel regrouping weights there in place
-// changes neither the file nor another reader of it.
-TEST(GGUFRoundTrip, FullLoadDataIsAWritableCopyOfTheFile) {
+// The data stays in the file: copy_data reads the data section (each tensor at its offset) for a
+// backend, from the file or from an in-memory image alike; without data it is an error.
+TEST(GGUFRoundTrip, CopyDataReadsTheDataSectionFromFileOrImage) {
   TempDir tmp;
   GGUFWriter w;
   std::vector<uint8_t> payload(4096);
@@ -283,18 +283,18 @@ TEST(GGUFRoundTrip, FullLoadDataIsAWritableCopyOfTheFile) {
   w.add_tensor("t", DType::F32, {1024}, payload);
   const std::string path = tmp.file("copy.gguf");
   w.write(path);
-  const std::vector<uint8_t> file_before = read_bytes(path);
 
-  auto a = GGUFFile::open(path);
-  auto* data = static_cast<uint8_t*>(const_cast<void*>(a->tensor_data(a->tensors()[0])));
-  ASSERT_NE(data, nullptr);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(data) % 32, 0u);
-  std::fill(data, data + payload.size(), uint8_t{0xAB});
-
-  auto b = GGUFFile::open(path);
-  const auto* fresh = static_cast<const uint8_t*>(b->tensor_data(b->tensors()[0]));
-  EXPECT_EQ(std::vector<uint8_t>(fresh, fresh + payload.size()), payload);
-  EXPECT_EQ(read_bytes(path), file_before);
+  for (const auto& f : {GGUFFile::open(path), GGUFFile::from_bytes("image", read_bytes(path))}) {
+    SCOPED_TRACE(f->path());
+    const GGUFTensorInfo& t = f->tensors()[0];
+    std::vector<uint8_t> copy(t.offset + t.nbytes);
+    f->copy_data(copy.data(), copy.size());
+    EXPECT_EQ(std::vector<uint8_t>(copy.begin() + static_cast<long>(t.offset), copy.end()), payload);
+    EXPECT_THROW(f->copy_data(copy.data(), f->file_size()), Error) << "past the end of the file";
+  }
+  auto header = GGUFFile::open(path, GGUFLoad::kHeaderOnly);
+  std::vector<uint8_t> copy(16);
+  EXPECT_NO_THROW(header->copy_data(copy.data(), copy.size())) << "the data is there, only not checked";
 }
 
 TEST(GGUFWriter, HonoursCallerAlignment) {

@@ -90,23 +90,32 @@ std::unique_ptr<GGUFFile> without_tensor(const SynthSpec& spec, const std::strin
   return GGUFFile::from_bytes("without " + drop, w.to_bytes(true), GGUFLoad::kHeaderOnly);
 }
 
-// Runs one step on the CPU backend and returns the logits of its last token.
-std::vector<float> run_step(const Model& model, KVCache& kv, Backend& backend, const std::vector<int32_t>& tokens,
+// A CPU backend holding the model's weights and the KV cache `kv` lays out.
+std::unique_ptr<Backend> cpu_backend_for(const Model& model, const KVCache& kv) {
+  auto backend = make_cpu_backend(2);
+  backend->load_weights(model);
+  backend->allocate_kv(kv);
+  return backend;
+}
+
+// Runs one step on the backend and returns the logits of its last token.
+std::vector<float> run_step(const Model& model, const KVCache& kv, Backend& backend, const std::vector<int32_t>& tokens,
                             int64_t n_past) {
   const int64_t n = static_cast<int64_t>(tokens.size());
   StepGraph s = build_step_graph(model, kv, StepShape{n, n_past, 1});
   backend.allocate(*s.graph, Plan::make(*s.graph));
-  fill_step_inputs(s, tokens, n_past);
+  set_step_inputs(backend, s, tokens, n_past);
   backend.compute(*s.graph, nullptr);
-  const auto* out = static_cast<const float*>(s.logits->data);
-  return {out, out + model.hparams().n_vocab};
+  std::vector<float> logits(static_cast<size_t>(model.hparams().n_vocab));
+  backend.get_output(*s.logits, logits.data(), logits.size() * sizeof(float));
+  return logits;
 }
 
 }  // namespace
 
 TEST(Gpt2Graph, DecodeHasLlamaCppNodeSequence) {
   auto model = Model::load(test_models::synthetic_gpt2_model(true), GGUFLoad::kHeaderOnly);
-  KVCache kv(model->hparams(), 64, DType::F16, false);
+  KVCache kv(model->hparams(), 64, DType::F16);
   StepGraph step = build_step_graph(*model, kv, StepShape{1, 0, 1});
 
   std::vector<Expected> expected = {{"inp_embd", Op::GET_ROWS, "[64, 1]"},
@@ -149,7 +158,7 @@ TEST(Gpt2Graph, DecodeHasLlamaCppNodeSequence) {
 
 TEST(Gpt2Graph, QkvViewsSplitTheFusedRows) {
   auto model = Model::load(test_models::synthetic_gpt2_model(true), GGUFLoad::kHeaderOnly);
-  KVCache kv(model->hparams(), 64, DType::F16, false);
+  KVCache kv(model->hparams(), 64, DType::F16);
   StepGraph step = build_step_graph(*model, kv, StepShape{5, 3, 1});
   const Tensor* qkv = node_named(step, "bqkv-0");
   const Tensor* q = node_named(step, "Qcur-0");
@@ -170,7 +179,7 @@ TEST(Gpt2Graph, QkvViewsSplitTheFusedRows) {
 
 TEST(Gpt2Graph, UntiedModelProjectsWithOutputWeight) {
   auto model = Model::load(test_models::synthetic_gpt2_model(false), GGUFLoad::kHeaderOnly);
-  KVCache kv(model->hparams(), 64, DType::F16, false);
+  KVCache kv(model->hparams(), 64, DType::F16);
   StepGraph step = build_step_graph(*model, kv, StepShape{1, 0, 1});
   EXPECT_EQ(step.logits->src[0]->name, "output.weight");
 }
@@ -178,10 +187,8 @@ TEST(Gpt2Graph, UntiedModelProjectsWithOutputWeight) {
 TEST(Gpt2Graph, CpuRunGivesFiniteLogitsThatPrefillAndDecodeAgreeOn) {
   auto model = Model::load(test_models::synthetic_gpt2_model(true));
   const std::vector<int32_t> tokens = {260, 17, 399, 3, 300, 42};
-  auto backend = make_cpu_backend(2);
-
-  KVCache kv_a(model->hparams(), 64, DType::F32, true);
-  const std::vector<float> all_at_once = run_step(*model, kv_a, *backend, tokens, 0);
+  KVCache kv(model->hparams(), 64, DType::F32);
+  const std::vector<float> all_at_once = run_step(*model, kv, *cpu_backend_for(*model, kv), tokens, 0);
   ASSERT_EQ(all_at_once.size(), 400u);
   float spread = 0;
   for (float v : all_at_once) {
@@ -190,10 +197,10 @@ TEST(Gpt2Graph, CpuRunGivesFiniteLogitsThatPrefillAndDecodeAgreeOn) {
   }
   EXPECT_GT(spread, 0.0f);  // not a constant vector
 
-  KVCache kv_b(model->hparams(), 64, DType::F32, true);
-  run_step(*model, kv_b, *backend, {tokens.begin(), tokens.end() - 2}, 0);
-  run_step(*model, kv_b, *backend, {tokens[4]}, 4);
-  const std::vector<float> stepwise = run_step(*model, kv_b, *backend, {tokens[5]}, 5);
+  const auto stepping = cpu_backend_for(*model, kv);
+  run_step(*model, kv, *stepping, {tokens.begin(), tokens.end() - 2}, 0);
+  run_step(*model, kv, *stepping, {tokens[4]}, 4);
+  const std::vector<float> stepwise = run_step(*model, kv, *stepping, {tokens[5]}, 5);
   for (size_t i = 0; i < stepwise.size(); ++i)
     EXPECT_NEAR(stepwise[i], all_at_once[i], 1e-3f * std::max(1.0f, std::fabs(all_at_once[i]))) << "logit " << i;
 }
@@ -210,7 +217,7 @@ TEST(Gpt2Graph, MissingPositionEmbeddingIsAClearError) {
 
 TEST(Gpt2Graph, ContextPastLearnedPositionsIsAnError) {
   auto model = Model::load(test_models::synthetic_gpt2_model(true), GGUFLoad::kHeaderOnly);
-  KVCache kv(model->hparams(), 256, DType::F16, false);  // the model learned 128 positions
+  KVCache kv(model->hparams(), 256, DType::F16);  // the model learned 128 positions
   EXPECT_NO_THROW(build_step_graph(*model, kv, StepShape{8, 120, 1}));
   try {
     build_step_graph(*model, kv, StepShape{8, 121, 1});
@@ -271,7 +278,7 @@ TEST(Gpt2Preset, XlDecodeCostsAndNamesItsBlocks) {
   auto model = preset_model(find_preset("gpt2-xl"));
   const HParams& hp = model->hparams();
   ASSERT_EQ(hp.arch, "gpt2");
-  KVCache kv(hp, 1024, DType::F16, false);
+  KVCache kv(hp, 1024, DType::F16);
   StepGraph step = build_step_graph(*model, kv, StepShape{1, 0, 1});
   const cost::GraphCost c = cost::analyze(*step.graph, cost::CostModel::kDefault);
   const double d = 1600, ff = 6400, span = 32;
@@ -298,7 +305,7 @@ TEST(Gpt2Preset, EveryPresetBuildsADecodeStep) {
   for (const Preset& p : presets()) {
     SCOPED_TRACE(p.name);
     auto model = preset_model(p);
-    KVCache kv(model->hparams(), 64, DType::F16, false);
+    KVCache kv(model->hparams(), 64, DType::F16);
     EXPECT_FALSE(build_step_graph(*model, kv, StepShape{1, 0, 1}).graph->nodes().empty());
   }
 }

@@ -42,7 +42,7 @@ TEST(LlamaGraph, DecodeMatchesSeedTraceNodeForNode) {
   const std::string trace_path = kShared + "/seeds/001_010c2883ed1e1051.txt";
   if (!std::filesystem::exists(model_path) || !std::filesystem::exists(trace_path)) GTEST_SKIP() << "no ../shared";
   auto model = Model::load(model_path, GGUFLoad::kHeaderOnly);
-  KVCache kv(model->hparams(), 32768, DType::F16, false);
+  KVCache kv(model->hparams(), 32768, DType::F16);
   StepGraph step = build_step_graph(*model, kv, StepShape{1, 0, 1});
   const auto expected = read_trace_nodes(trace_path);
   const auto& nodes = step.graph->nodes();
@@ -60,7 +60,7 @@ TEST(LlamaGraph, PlanKeepsLogitsAndReusesMemory) {
   const std::string model_path = kShared + "/models/stories260K.gguf";
   if (!std::filesystem::exists(model_path)) GTEST_SKIP() << "no ../shared";
   auto model = Model::load(model_path);
-  KVCache kv(model->hparams(), 64, DType::F16, false);
+  KVCache kv(model->hparams(), 64, DType::F16);
   StepGraph step = build_step_graph(*model, kv, StepShape{8, 0, 1});
   Plan plan = Plan::make(*step.graph);
   size_t total = 0;

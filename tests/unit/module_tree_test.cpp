@@ -16,7 +16,7 @@ namespace {
 
 std::vector<cost::ModuleRow> decode_modules(const std::string& preset) {
   auto model = preset_model(find_preset(preset));
-  KVCache kv(model->hparams(), 64, DType::F16, false);
+  KVCache kv(model->hparams(), 64, DType::F16);
   const StepGraph step = build_step_graph(*model, kv, StepShape{1, 0, 1});
   return cost::module_rows(*step.graph, module_root(model->hparams().arch));
 }

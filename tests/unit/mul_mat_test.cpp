@@ -71,7 +71,7 @@ std::vector<float> activation_row(DType weight, const Tensor* b, int64_t i11, in
 
 // Threads run one after another here, with no barrier between the phases: the first pass
 // converts every activation row, the second computes each thread's outputs from them.
-void run_mul_mat(Tensor* dst, int nth = 1) {
+void run_mul_mat(Tensor* dst, int nth = 1, bool weight_packed = false) {
   std::vector<uint8_t> work(cpu::mul_mat_work_size(dst, nth));
   for (int pass = 0; pass < (nth > 1 ? 2 : 1); ++pass)
     for (int ith = 0; ith < nth; ++ith) {
@@ -80,6 +80,7 @@ void run_mul_mat(Tensor* dst, int nth = 1) {
       p.nth = nth;
       p.wdata = work.data();
       p.wsize = work.size();
+      p.weight_packed = weight_packed;
       cpu::mul_mat(p, dst);
     }
 }
@@ -369,8 +370,9 @@ struct Q8_0Prefill {
   Storage s;
   Tensor* y;
   std::vector<std::vector<float>> weights;  // dequantized, before packing
+  bool packed;
 
-  Q8_0Prefill(int64_t k, int64_t rows, int64_t cols, bool packed) {
+  Q8_0Prefill(int64_t k, int64_t rows, int64_t cols, bool pack) : packed(pack) {
     Tensor* w = g.new_tensor_2d(DType::Q8_0, k, rows, "w");
     Tensor* x = g.new_tensor_2d(DType::F32, k, cols, "x");
     y = g.mul_mat(w, x);
@@ -378,10 +380,7 @@ struct Q8_0Prefill {
     fill_random(w, 11);
     fill_random(x, 12);
     for (int64_t r = 0; r < rows; ++r) weights.push_back(row_of(w, r));
-    if (packed) {
-      cpu::pack_rows(DType::Q8_0, k, rows, w->data);
-      w->flags |= kPacked;
-    }
+    if (packed) cpu::pack_rows(DType::Q8_0, k, rows, w->data);
   }
 
   // The largest |y - w·x| over every output, in units of sum |w·x|, against double-precision
@@ -410,12 +409,12 @@ TEST(MulMatAmx, Q8_0PrefillIsTheFloatProductToTheBf16SplitsPrecision) {
       for (int nth : {1, 2, 3}) {
         Q8_0Prefill m(2048 + 96, 160, cols, packed);
         ASSERT_TRUE(cpu::mul_mat_amx_applies(m.y));
-        run_mul_mat(m.y, nth);
+        run_mul_mat(m.y, nth, m.packed);
         const double amx = m.worst_float_product_error();
         {
           AmxOff off;
           ASSERT_FALSE(cpu::mul_mat_amx_applies(m.y));
-          run_mul_mat(m.y, nth);
+          run_mul_mat(m.y, nth, m.packed);
         }
         const double quantized = m.worst_float_product_error();
         SCOPED_TRACE(testing::Message() << "packed " << packed << ", " << cols << " columns, " << nth << " threads");
@@ -428,10 +427,10 @@ TEST(MulMatAmx, FewerColumnsKeepTheQuantizedOrder) {
   if (!cpu::amx_in_use()) GTEST_SKIP() << "this CPU (or OS) gives no AMX-BF16 tiles";
   Q8_0Prefill m(256, 64, cpu::kAmxMinColumns - 1, true);
   EXPECT_FALSE(cpu::mul_mat_amx_applies(m.y));
-  run_mul_mat(m.y, 2);
+  run_mul_mat(m.y, 2, m.packed);
   const std::vector<uint8_t> with_amx(static_cast<uint8_t*>(m.y->data), static_cast<uint8_t*>(m.y->data) + m.y->nbytes());
   AmxOff off;
-  run_mul_mat(m.y, 2);
+  run_mul_mat(m.y, 2, m.packed);
   EXPECT_EQ(0, std::memcmp(with_amx.data(), m.y->data, with_amx.size()));
 }
 

@@ -17,7 +17,7 @@ const Tensor* storage_of(const Tensor* t) { return t->view_src ? t->view_src : t
 
 TEST(Plan, TensorsLiveAtTheSameTimeNeverOverlap) {
   auto model = Model::load(test_models::synthetic_model(DType::F32));
-  KVCache kv(model->hparams(), 128, DType::F16, false);
+  KVCache kv(model->hparams(), 128, DType::F16);
   for (int64_t n_tokens : {1, 7, 64}) {
     StepGraph step = build_step_graph(*model, kv, StepShape{n_tokens, 16, 1});
     const Plan plan = Plan::make(*step.graph);
@@ -83,11 +83,12 @@ TEST(Plan, SoftMaxTakesOverItsScoresOnlyAsTheirLastReader) {
 
 TEST(Plan, ViewsAliasTheirSourceAfterBind) {
   auto model = Model::load(test_models::synthetic_model(DType::F32));
-  KVCache kv(model->hparams(), 64, DType::F16, true);
+  KVCache kv(model->hparams(), 64, DType::F16);
   StepGraph step = build_step_graph(*model, kv, StepShape{4, 0, 1});
-  const Plan plan = Plan::make(*step.graph);
-  std::vector<uint8_t> buffer(plan.buffer_size);
-  plan.bind(*step.graph, buffer.data());
+  auto backend = make_cpu_backend(1);  // binds the weight and KV leaves, then the plan
+  backend->load_weights(*model);
+  backend->allocate_kv(kv);
+  backend->allocate(*step.graph, Plan::make(*step.graph));
   for (const Tensor* n : step.graph->nodes()) {
     ASSERT_NE(n->data, nullptr) << n->name;
     if (n->view_src) {

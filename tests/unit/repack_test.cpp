@@ -1,11 +1,13 @@
 // Weights regrouped for the CPU kernels (kernels/cpu/repack.h): which weights a graph packs,
-// that packing is lossless and happens once, that a packed multiply matches the file layout's,
-// and that no other op may read a packed weight.
+// that packing is lossless and happens once, that it happens in the backend's copy (two
+// backends on one model agree, and the model keeps its bytes), and that no other op may read a
+// packed weight.
 #include <gtest/gtest.h>
 
 #include <random>
 #include <vector>
 
+#include "cpu/cpu_features.h"
 #include "cpu/repack.h"
 #include "cpu/vec_dot.h"
 #include "engine/backend.h"
@@ -13,6 +15,8 @@
 #include "engine/graph.h"
 #include "engine/plan.h"
 #include "engine/quants.h"
+#include "engine/session.h"
+#include "test_models.h"
 
 using namespace engine;
 
@@ -63,10 +67,10 @@ struct TwoWeights {
 TEST(Repack, OffersOnlyWeightsThatOnlyMulMatReadsAndUnpacksLosslessly) {
   TwoWeights m;
   const auto proj_file = m.proj_bytes, embd_file = m.embd_bytes;
-  const std::vector<Tensor*> to_pack = cpu::weights_to_pack(m.g);
+  const auto none_packed = [](const Tensor&) { return false; };
+  const std::vector<Tensor*> to_pack = cpu::weights_to_pack(m.g, none_packed);
   ASSERT_EQ(to_pack, std::vector<Tensor*>{m.proj}) << "GET_ROWS reads embd too";
   cpu::pack_rows(DType::Q8_0, m.k, 48, m.proj->data);
-  m.proj->flags |= kPacked;
   EXPECT_NE(m.proj_bytes, proj_file);
   EXPECT_EQ(m.embd_bytes, embd_file);
 
@@ -78,46 +82,71 @@ TEST(Repack, OffersOnlyWeightsThatOnlyMulMatReadsAndUnpacksLosslessly) {
                       reinterpret_cast<char*>(back.data()) + g * cpu::kPackRows * row);
   EXPECT_EQ(back, proj_file);
 
-  // Once: a packed weight is not offered again.
-  EXPECT_TRUE(cpu::weights_to_pack(m.g).empty());
+  // Once: a weight the backend has packed is not offered again.
+  EXPECT_TRUE(cpu::weights_to_pack(m.g, [&](const Tensor& t) { return &t == m.proj; }).empty());
 }
 
-// Runs the graph on the CPU backend: packing its weights (when SIMD is in use) if `pack`.
-std::vector<float> run(TwoWeights& m, bool pack) {
-  auto backend = make_cpu_backend(2);
-  cpu::set_cpu_features_override(!pack);  // the scalar level packs nothing
-  backend->allocate(m.g, Plan::make(m.g));
+// Two sessions on one loaded model, one backend packing its copy of the weights (SIMD) and one
+// keeping the file layout (created at the scalar level): the same logits, bit for bit, and the
+// model's own bytes as the file has them.
+TEST(Repack, TwoBackendsShareOneModelWithoutChangingIt) {
+  if (!cpu::simd_active()) GTEST_SKIP() << "no SIMD kernels here, so no backend packs";
+  cpu::set_amx_enabled(false);  // AMX changes Q8_0 prefill sums; these prompts stay below it anyway
+  const std::shared_ptr<const Model> model = Model::load(test_models::synthetic_model(DType::Q8_0));
+  const GGUFTensorInfo& q = *model->find_weight("blk.0.attn_q.weight");
+  const auto* file_bytes = static_cast<const uint8_t*>(model->file().tensor_data(q));
+  const std::vector<uint8_t> before(file_bytes, file_bytes + q.nbytes);
+
+  SessionParams params;
+  params.n_ctx = 64;
+  params.n_threads = 2;
+  const auto packing = Session::create(model, params);
+  cpu::set_cpu_features_override(true);
+  const auto file_layout = Session::create(model, params);
   cpu::set_cpu_features_override(false);
-  std::copy(m.x_values.begin(), m.x_values.end(), static_cast<float*>(m.x->data));
-  std::copy(m.ids.begin(), m.ids.end(), static_cast<int32_t*>(m.id->data));
-  backend->compute(m.g, nullptr);
-  const auto* out = static_cast<const float*>(m.projected->data);
-  return {out, out + m.projected->nelements()};
-}
 
-TEST(Repack, PackedMultiplyMatchesFileLayout) {
-  TwoWeights file, packed;
-  std::mt19937 rng(3);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  for (auto& v : file.x_values) v = dist(rng);
-  packed.x_values = file.x_values;
-  const auto want = run(file, false);
-  const auto got = run(packed, true);
-  EXPECT_FALSE(file.proj->has(kPacked));
-  EXPECT_EQ(packed.proj->has(kPacked), cpu::simd_active());
-  EXPECT_EQ(want, got);
+  const auto copy = [](std::span<const float> logits) { return std::vector<float>(logits.begin(), logits.end()); };
+  const std::vector<int32_t> prompt = {1, 300, 17, 42, 99};
+  const std::vector<float> prefill_logits = copy(packing->prefill(prompt));
+  EXPECT_EQ(prefill_logits, copy(file_layout->prefill(prompt)));
+  const std::vector<float> decode_logits = copy(packing->decode(7));
+  EXPECT_EQ(decode_logits, copy(file_layout->decode(7)));
+  EXPECT_NE(prefill_logits, decode_logits);
+  EXPECT_EQ(std::vector<uint8_t>(file_bytes, file_bytes + q.nbytes), before);
+  cpu::set_amx_enabled(true);
 }
 
 TEST(Repack, NoOtherOpReadsAPackedWeight) {
-  TwoWeights m;
-  m.embd->flags |= kPacked;  // as if packed: GET_ROWS would read groups as rows
+  if (!cpu::simd_active()) GTEST_SKIP() << "no SIMD kernels here, so nothing is packed";
+  const auto model = Model::load(test_models::synthetic_model(DType::Q8_0));
+  const GGUFTensorInfo& info = *model->find_weight("blk.0.attn_q.weight");
   auto backend = make_cpu_backend(1);
-  backend->allocate(m.g, Plan::make(m.g));
+  backend->load_weights(*model);
+  const auto leaf = [&](Graph& g) {
+    Tensor* w = g.new_tensor(info.type, info.n_dims, info.ne, info.name);
+    w->flags = kWeight;
+    w->storage_index = static_cast<int32_t>(&info - model->file().tensors().data());
+    return w;
+  };
+  Graph multiply;  // packs the weight: only MUL_MAT reads it here
+  Tensor* x = multiply.new_tensor_2d(DType::F32, info.ne[0], 2, "x");
+  x->flags = kInput;
+  multiply.expand(multiply.mul_mat(leaf(multiply), x));
+  backend->allocate(multiply, Plan::make(multiply));
+
+  Graph lookup;  // then GET_ROWS would read its groups as rows
+  Tensor* ids = lookup.new_tensor_1d(DType::I32, 1, "ids");
+  ids->flags = kInput;
+  Tensor* rows = named(lookup.get_rows(leaf(lookup), ids), "rows");
+  lookup.expand(rows);
+  backend->allocate(lookup, Plan::make(lookup));
+  const int32_t id = 3;
+  backend->set_input(*ids, &id, sizeof id);
   try {
-    backend->compute(m.g, nullptr);
+    backend->compute(lookup, nullptr);
     FAIL() << "expected an Error";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "cpu backend: 'embd.weight' is packed for MUL_MAT and cannot be read here (node 'rows')");
+    EXPECT_STREQ(e.what(), "cpu backend: 'blk.0.attn_q.weight' is packed for MUL_MAT and cannot be read here (node 'rows')");
   }
 }
 

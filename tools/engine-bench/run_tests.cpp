@@ -68,7 +68,7 @@ double time_once(engine::Session& session, const BenchTest& test, std::mt19937& 
 
 // Bytes the decode step halfway through the test reads and writes, by the default cost model.
 double decode_step_bytes(const engine::Session& session, const BenchTest& test, engine::DType kv_type) {
-  engine::KVCache kv(session.model().hparams(), session.n_ctx(), kv_type, false);
+  engine::KVCache kv(session.model().hparams(), session.n_ctx(), kv_type);
   const int64_t n_past = std::max<int64_t>(test.depth, 1) + test.n_tokens / 2;
   const engine::StepGraph step = engine::build_step_graph(session.model(), kv, engine::StepShape{1, n_past, 1});
   return cost::analyze(*step.graph, cost::CostModel::kDefault).total.bytes();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend.h"
 #include "engine/graph.h"
 #include "engine/kv_cache.h"
 #include "engine/model.h"
@@ -40,12 +41,13 @@ int64_t default_context(const HParams& hp);
 int64_t attention_span(int64_t n_past, int64_t n_tokens, int64_t n_ctx);
 constexpr int64_t kMaskRowPad = 32;
 
-// Builds the step graph for the model's architecture. Weight leaves point at the file's
-// data (null in header-only mode); KV leaves at the cache's storage (null when not allocated).
-StepGraph build_step_graph(const Model& model, KVCache& kv, const StepShape& step);
-// Writes a step's inputs: the tokens, their positions n_past.., the causal mask, and the
-// positions of the last n_outputs tokens as the rows whose logits are computed.
-void fill_step_inputs(const StepGraph& s, std::span<const int32_t> tokens, int64_t n_past);
+// Builds the step graph for the model's architecture. Weight and KV leaves name their storage
+// (Tensor::storage_index); the backend running the graph binds it.
+StepGraph build_step_graph(const Model& model, const KVCache& kv, const StepShape& step);
+// Sets a step's inputs on the backend the graph was allocated on: the tokens, their positions
+// n_past.., the causal mask, and the positions of the last n_outputs tokens as the rows whose
+// logits are computed.
+void set_step_inputs(Backend& backend, const StepGraph& s, std::span<const int32_t> tokens, int64_t n_past);
 // Throws Error when a weight the architecture needs is missing or has the wrong shape.
 void check_weights(const Model& model);
 // The name of the whole model in module trees ("LlamaForCausalLM", "GPT2LMHeadModel").

@@ -1,6 +1,8 @@
 #pragma once
-// A backend runs a graph's nodes in order. Per-op timing comes from the backend's own
-// clock and goes to a Profiler as {node, op, name, layer, backend, ns}.
+// A backend holds a model's weights, a KV cache and a compute buffer in memory of its own,
+// and runs a graph's nodes in order. The graph says where each tensor lives (a weight, a KV
+// tensor, a place in the plan), never an address; the backend binds it. Per-op timing comes
+// from the backend's own clock and goes to a Profiler as {node, op, name, layer, backend, ns}.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -8,6 +10,8 @@
 #include <vector>
 
 #include "engine/graph.h"
+#include "engine/kv_cache.h"
+#include "engine/model.h"
 #include "engine/plan.h"
 
 namespace engine {
@@ -49,15 +53,28 @@ class Backend {
   virtual const DeviceInfo& device() const = 0;
   // Whether this backend can execute `node` (its op with its sources' dtypes).
   virtual bool supports(const Tensor& node) const = 0;
-  // Reserves the plan's compute buffer and binds every placed tensor and view to it.
-  // Weights and KV tensors must already have data. Input tensors are writable after this.
-  virtual void allocate(const Graph& graph, const Plan& plan) = 0;
+  // Takes the model's weights into storage of its own, in the layouts its kernels read. The
+  // model is left as it was, so other backends can take it too. Once, before any allocate.
+  virtual void load_weights(const Model& model) = 0;
+  // Allocates a zero-filled KV cache laid out as `kv` says. Before any allocate.
+  virtual void allocate_kv(const KVCache& kv) = 0;
+  // Reserves the plan's compute buffer and binds the graph's tensors to storage: weight and KV
+  // leaves, placed tensors, views. Inputs can be set after this.
+  virtual void allocate(Graph& graph, const Plan& plan) = 0;
+  // Writes an input tensor (kInput) of the allocated graph; `bytes` must be its size.
+  virtual void set_input(const Tensor& input, const void* data, size_t bytes) = 0;
+  // Reads an output tensor (kOutput) after compute; `bytes` must be its size.
+  virtual void get_output(const Tensor& output, void* data, size_t bytes) = 0;
+  // Returns when every computation handed to the backend has finished.
+  virtual void synchronize() = 0;
   // Runs every node of the graph in order; records one OpTiming per node when profiler
   // is non-null. Throws Error naming the first node it does not support. A backend may
   // compute consecutive nodes in one pass; a tensor of such a group that no other node reads
   // and that is not a graph output may then be left unwritten.
   virtual void compute(const Graph& graph, Profiler* profiler) = 0;
-  // Bytes currently held for compute buffers.
+  // Bytes held for the weights, the KV cache and the compute buffer.
+  virtual size_t weights_bytes() const = 0;
+  virtual size_t kv_cache_bytes() const = 0;
   virtual size_t compute_buffer_bytes() const = 0;
   // Whether multiplies of `weight` matrices over a prompt's tokens keep the activations in
   // float instead of quantizing them to the weight's dot-product format (Q8_0 / Q8_K, as

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "engine/dtype.h"
-#include "engine/host_memory.h"
 
 namespace engine {
 
@@ -69,10 +68,9 @@ enum class GGUFLoad {
 
 class GGUFFile {
  public:
-  // Maps `path` and parses its header; kFull also reads the tensor data into memory of its own
-  // (host_memory.h) when it fits in the free memory, else leaves it in the private mapping.
-  // Either way kernels may write it (regroup weights) without touching the file.
-  // Throws Error on any malformed content or failed read.
+  // Maps `path` read-only and parses its header; kFull also checks that every tensor's data
+  // lies in the file. The data stays in the file: a backend copies it out (copy_data) into
+  // memory of its own. Throws Error on any malformed content.
   static std::unique_ptr<GGUFFile> open(const std::string& path, GGUFLoad mode = GGUFLoad::kFull);
   // Parses a GGUF image held in memory; `name` stands for the path in messages.
   static std::unique_ptr<GGUFFile> from_bytes(std::string name, std::vector<uint8_t> bytes,
@@ -106,19 +104,20 @@ class GGUFFile {
 
   const std::vector<GGUFTensorInfo>& tensors() const { return tensors_; }
   const GGUFTensorInfo* find_tensor(std::string_view name) const;
-  // Pointer to the tensor's bytes (in the data read by kFull, else in the mapping or image);
-  // nullptr when has_data() is false.
+  // Pointer to the tensor's bytes in the mapping (or image); nullptr when has_data() is false.
   const void* tensor_data(const GGUFTensorInfo& t) const;
+  // Copies the first `bytes` bytes of the data section (each tensor at its offset) to `dst`,
+  // read from the file (pread: the mapping's pages stay out of the process's memory) or
+  // from the image. Throws Error when the data is absent or a read fails.
+  void copy_data(void* dst, size_t bytes) const;
 
  private:
   GGUFFile() = default;
   void parse(GGUFLoad mode);
-  void read_data();
 
   std::string path_;
   int fd_ = -1;
   std::vector<uint8_t> owned_;  // the image, for from_bytes
-  HostMemory data_;             // the data section, for open with kFull
   const uint8_t* map_ = nullptr;
   size_t size_ = 0;
   uint32_t version_ = 0;

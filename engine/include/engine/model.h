@@ -48,19 +48,17 @@ class Model {
   const GGUFTensorInfo* find_weight(const std::string& name) const { return file_->find_tensor(name); }
   // Weight tensor info, checked to exist with exactly shape `ne`.
   const GGUFTensorInfo& weight(const std::string& name, std::vector<int64_t> ne) const;
-  // The graph leaf of weight `name` (checked as weight() does), one per model and shared by
-  // every graph built from it, so what a backend does to the weight's storage (kPacked) is
-  // known to later graphs. Created on first use with the given layer and module path.
-  Tensor* weight_tensor(const std::string& name, std::vector<int64_t> ne, int layer, const std::string& module) const;
   // Bytes of all tensor data in the file.
   size_t weights_bytes() const;
+  // Bytes of the file's data section up to the end of its last tensor: what a backend holds
+  // for the weights, each tensor at its offset in the file (GGUFTensorInfo::offset).
+  size_t weight_storage_bytes() const;
   // The weight dtype of most parameters (for reports): the dtype holding the most bytes.
   DType dominant_dtype() const;
 
  private:
   std::unique_ptr<GGUFFile> file_;
   HParams hp_;
-  mutable std::unordered_map<std::string, std::unique_ptr<Tensor>> weight_tensors_;
 };
 
 }  // namespace engine

@@ -47,7 +47,7 @@ struct StepRecord {
 };
 
 struct MemoryUse {
-  size_t weights = 0;         // bytes of tensor data in the model file (mapped)
+  size_t weights = 0;         // bytes of the backend's copy of the weights
   size_t kv_cache = 0;        // bytes of K and V for n_ctx positions
   size_t compute_buffer = 0;  // bytes of the backend's compute buffer
   size_t total() const { return weights + kv_cache + compute_buffer; }
@@ -65,8 +65,9 @@ class Session {
   // Throws Error naming the problem: a bad parameter, a bad model file, or a session that
   // needs more memory than the system has free (with both figures).
   static std::unique_ptr<Session> create(const std::string& model_path, const SessionParams& params);
-  // The same over a model already loaded (GGUFFile::from_bytes, embedded_default_model()).
-  static std::unique_ptr<Session> create(std::unique_ptr<Model> model, const SessionParams& params);
+  // The same over a model already loaded (Model::load_builtin, GGUFFile::from_bytes); sessions
+  // may share one model, each backend holding its own copy of the weights.
+  static std::unique_ptr<Session> create(std::shared_ptr<const Model> model, const SessionParams& params);
   ~Session();
 
   const Model& model() const { return *model_; }
@@ -97,12 +98,12 @@ class Session {
 
  private:
   Session() = default;
-  static std::unique_ptr<Session> create(std::unique_ptr<Model> model, const SessionParams& params,
+  static std::unique_ptr<Session> create(std::shared_ptr<const Model> model, const SessionParams& params,
                                          std::chrono::steady_clock::time_point t0);
   void run_step(std::span<const int32_t> tokens, bool prefill);
 
   SessionParams params_;
-  std::unique_ptr<Model> model_;
+  std::shared_ptr<const Model> model_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<KVCache> kv_;

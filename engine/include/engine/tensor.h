@@ -11,11 +11,10 @@
 namespace engine {
 
 enum TensorFlag : uint32_t {
-  kWeight = 1u << 0,  // model parameter, data owned by the model file
-  kInput = 1u << 1,   // written by the session before each compute
-  kOutput = 1u << 2,  // read back after compute; kept alive to the end of the graph
-  kKV = 1u << 3,      // KV cache storage, owned by the session
-  kPacked = 1u << 4,  // weight rows regrouped in place for the CPU kernels (kernels/cpu/repack.h)
+  kWeight = 1u << 0,  // model parameter: the backend's copy of file tensor `storage_index`
+  kInput = 1u << 1,   // set by the session (Backend::set_input) before each compute
+  kOutput = 1u << 2,  // read back after compute (Backend::get_output); live to the graph's end
+  kKV = 1u << 3,      // KV cache storage, held by the backend: `storage_index` 2 * layer (K) or 2 * layer + 1 (V)
 };
 
 constexpr int kMaxDims = 4;
@@ -35,7 +34,8 @@ struct Tensor {
   uint32_t flags = 0;
   int layer = -1;                   // transformer block index, -1 outside blocks
   std::string module;               // model module it belongs to: "model.layers.3.self_attn.q_proj"
-  void* data = nullptr;             // bound storage (weights, KV, planned buffers)
+  int32_t storage_index = -1;       // kWeight and kKV leaves: which of the backend's tensors they are
+  void* data = nullptr;             // CPU address, bound by the CPU backend (Backend::allocate)
 
   int64_t nelements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
   int64_t nrows() const { return ne[1] * ne[2] * ne[3]; }
