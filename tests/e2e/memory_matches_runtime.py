@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""engine-cost's memory estimate equals what engine-run allocates, to the byte, per model."""
+"""engine-cost's memory estimate equals what engine-run allocates, to the byte, per model, on the
+backend ENGINE_BACKEND names (default cpu)."""
 import json
+import os
 import re
 import subprocess
 import sys
@@ -10,7 +12,8 @@ models = sys.argv[3:]
 failures = 0
 for model in models:
     est = json.loads(subprocess.run([cost, model, "--format", "json"], capture_output=True, check=True, text=True).stdout)["memory"]
-    err = subprocess.run([run, "-m", model, "-p", "Once upon a time", "-n", "2", "-t", "2"], capture_output=True,
+    err = subprocess.run([run, "-m", model, "-p", "Once upon a time", "-n", "2", "-t", "2",
+                          "--backend", os.environ.get("ENGINE_BACKEND", "cpu")], capture_output=True,
                          check=True).stderr.decode("utf-8", errors="replace")
     m = re.search(r"memory: weights (\d+) bytes \| KV cache (\d+) bytes \| compute buffer (\d+) bytes", err)
     if not m:

@@ -39,7 +39,8 @@ models.append(l1b)
 for model in models:
     name = os.path.basename(model)
     base = os.path.join(workdir, name)
-    common = [run, "-m", model, "-p", "Once upon a time", "-n", str(N_PREDICT), "-t", "2", "--profile", "--hw", "h100-sxm"]
+    common = [run, "-m", model, "-p", "Once upon a time", "-n", str(N_PREDICT), "-t", "2", "--profile", "--hw", "h100-sxm",
+              "--backend", os.environ.get("ENGINE_BACKEND", "cpu")]
 
     text = subprocess.run(common, capture_output=True, text=True, check=True).stdout
     for phase in ("prefill", "decode"):
