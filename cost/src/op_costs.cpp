@@ -2,6 +2,7 @@
 #include <string>
 
 #include "cost/cost.h"
+#include "engine/op_params.h"
 #include "engine/error.h"
 
 namespace cost {
@@ -122,8 +123,9 @@ Counts default_cost(const Tensor& node) {
     case Op::ROPE: {
       // Rotated pairs: 4 multiplies and 2 adds each; the angle (and its sin and cos) once
       // per token and pair, shared by every head.
-      const double pairs = static_cast<double>(node.params[0]) / 2 * static_cast<double>(node.ne[1] * node.ne[2]);
-      const double angles = static_cast<double>(node.params[0]) / 2 * static_cast<double>(node.ne[2]);
+      const double n_rot = engine::rope_params(node).n_rot;
+      const double pairs = n_rot / 2 * static_cast<double>(node.ne[1] * node.ne[2]);
+      const double angles = n_rot / 2 * static_cast<double>(node.ne[2]);
       c.add(Metric::kFmul, 4 * pairs + angles);
       c.add(Metric::kFadd, 2 * pairs);
       c.add(Metric::kFsin, 2 * angles);

@@ -1,3 +1,4 @@
+#include "engine/op_params.h"
 #include "engine/graph.h"
 
 #include <string>
@@ -97,19 +98,19 @@ Tensor* Graph::mul(Tensor* a, Tensor* b) {
 
 Tensor* Graph::scale(Tensor* a, float s) {
   Tensor* t = new_node(Op::SCALE, DType::F32, a->ne, a);
-  t->set_param_f32(0, s);
+  set_scale_param(*t, s);
   return t;
 }
 
 Tensor* Graph::rms_norm(Tensor* a, float eps) {
   Tensor* t = new_node(Op::RMS_NORM, DType::F32, a->ne, a);
-  t->set_param_f32(0, eps);
+  set_eps_param(*t, eps);
   return t;
 }
 
 Tensor* Graph::norm(Tensor* a, float eps) {
   Tensor* t = new_node(Op::NORM, DType::F32, a->ne, a);
-  t->set_param_f32(0, eps);
+  set_eps_param(*t, eps);
   return t;
 }
 
@@ -131,10 +132,7 @@ Tensor* Graph::rope(Tensor* a, Tensor* pos, Tensor* freq_factors, int n_rot, int
   require(n_rot > 0 && n_rot % 2 == 0 && n_rot <= a->ne[0], Op::ROPE, [&] { return "bad rotated dimension count"; });
   require(!freq_factors || freq_factors->ne[0] >= n_rot / 2, Op::ROPE, [&] { return "too few frequency factors"; });
   Tensor* t = new_node(Op::ROPE, DType::F32, a->ne, a, pos, freq_factors);
-  t->params[0] = n_rot;
-  t->params[1] = mode;
-  t->set_param_f32(2, freq_base);
-  t->set_param_f32(3, freq_scale);
+  set_rope_params(*t, RopeParams{n_rot, mode, freq_base, freq_scale});
   return t;
 }
 
@@ -142,7 +140,7 @@ Tensor* Graph::soft_max(Tensor* a, Tensor* mask, float s) {
   require(!mask || (mask->ne[0] == a->ne[0] && mask->ne[1] >= a->ne[1] && mask->type == DType::F32), Op::SOFT_MAX,
           [&] { return "mask must be f32 [" + std::to_string(a->ne[0]) + ", >= " + std::to_string(a->ne[1]) + "]"; });
   Tensor* t = new_node(Op::SOFT_MAX, DType::F32, a->ne, a, mask);
-  t->set_param_f32(0, s);
+  set_scale_param(*t, s);
   return t;
 }
 
@@ -211,9 +209,7 @@ Tensor* Graph::permute(Tensor* a, int ax0, int ax1, int ax2, int ax3) {
     ne[axes[i]] = a->ne[i];
     nb[axes[i]] = a->nb[i];
   }
-  Tensor* t = new_view(Op::PERMUTE, a, ne, nb, 0);
-  for (int i = 0; i < kMaxDims; ++i) t->params[i] = axes[i];
-  return t;
+  return new_view(Op::PERMUTE, a, ne, nb, 0);
 }
 
 Tensor* Graph::transpose(Tensor* a) {

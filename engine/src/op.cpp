@@ -29,6 +29,13 @@ constexpr std::array<OpInfo, static_cast<size_t>(Op::COUNT)> kOps{{
     {Op::GELU, "GELU", "unary(x) (GELU?)", 1, false, false},
 }};
 
+constexpr bool rows_in_enum_order() {
+  for (size_t i = 0; i < kOps.size(); ++i)
+    if (kOps[i].op != static_cast<Op>(i)) return false;
+  return true;
+}
+static_assert(rows_in_enum_order(), "kOps lists every Op once, in the enum's order (a missing row reads NONE)");
+
 }  // namespace
 
 const OpInfo& op_info(Op op) {

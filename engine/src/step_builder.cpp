@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "engine/op_params.h"
 #include "engine/error.h"
 
 namespace engine {
@@ -95,13 +96,10 @@ Tensor* StepBuilder::attention(int64_t il, Tensor* q, Tensor* k, Tensor* v, floa
                      "k" + sfx);
   Tensor* qq = named(gr.permute(q, 0, 2, 1, 3), "q" + sfx);
   Tensor* kq = named(gr.mul_mat(kk, qq), "kq" + sfx);
-  kq->params[1] = kMulMatCausal;
-  kq->params[2] = static_cast<int32_t>(step_.n_past);
+  set_mul_mat_params(*kq, MulMatParams{false, true, static_cast<int32_t>(step_.n_past)});
   kq = named(gr.soft_max(kq, out_.kq_mask, kq_scale), "kq_soft_max_ext" + sfx);
   Tensor* kqv = named(gr.mul_mat(vv, kq), "kqv" + sfx);
-  kqv->params[0] = kMulMatKvSpan;
-  kqv->params[1] = kMulMatCausal;
-  kqv->params[2] = static_cast<int32_t>(step_.n_past);
+  set_mul_mat_params(*kqv, MulMatParams{true, true, static_cast<int32_t>(step_.n_past)});
   Tensor* merged = named(gr.permute(kqv, 0, 2, 1, 3), "kqv_merged" + sfx);
   return named(gr.cont_2d(merged, head * n_head, n_tokens), "kqv_merged_cont" + sfx);
 }

@@ -11,6 +11,7 @@
 #include "cpu/row_split.h"
 #include "cpu/rows.h"
 #include "cpu/vec_dot.h"
+#include "engine/op_params.h"
 #include "engine/error.h"
 
 namespace engine::cpu {
@@ -43,8 +44,8 @@ size_t query_bytes(const Tensor* kq) {
 bool fused_attention_fits(const Tensor* kq, const Tensor* soft_max, const Tensor* kqv) {
   if (kq->op != Op::MUL_MAT || soft_max->op != Op::SOFT_MAX || kqv->op != Op::MUL_MAT) return false;
   if (soft_max->src[0] != kq || kqv->src[1] != soft_max) return false;
-  if (kq->params[0] == kMulMatKvSpan || kq->params[1] != kMulMatCausal || kqv->params[0] != kMulMatKvSpan ||
-      kqv->params[1] != kMulMatCausal || kq->params[2] != kqv->params[2])
+  const MulMatParams qk = mul_mat_params(*kq), pv = mul_mat_params(*kqv);
+  if (qk.kv_span || !qk.causal || !pv.kv_span || !pv.causal || qk.causal_past != pv.causal_past)
     return false;
   const Tensor* k = kq->src[0];
   const Tensor* q = kq->src[1];
@@ -77,7 +78,7 @@ void fused_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max,
   const DotOrder kq_order = dot_order(k->type, head_dim, n_kv, n_tokens);
   const DotOrder kqv_order = dot_order(v->type, n_kv, v_rows, n_tokens, true);
   const size_t q_row = row_bytes(vec_dot_type(k->type), head_dim), p_row = row_bytes(vec_dot_type(v->type), n_kv);
-  const float scale = soft_max->param_f32(0);
+  const float scale = scale_param(*soft_max);
 
   if (!p.wdata || p.wsize < fused_attention_work_size(kq)) throw Error("attention '" + kq->name + "': scratch buffer too small");
   thread_local std::vector<char> score_buffer, prob_buffer, softmax_buffer;

@@ -20,6 +20,7 @@
 #include "cpu/row_split.h"
 #include "cpu/thread_pool.h"
 #include "cpu/vec_dot.h"
+#include "engine/op_params.h"
 #include "engine/backend.h"
 #include "engine/error.h"
 #include "engine/host_memory.h"
@@ -98,7 +99,7 @@ class CpuBackend final : public Backend {
       case Op::MUL_MAT: return cpu::mul_mat_supports(a->type) && is_f32(b);
       case Op::ROPE:
         return is_f32(a) && b && b->type == DType::I32 && (!c || is_f32(c)) &&
-               (node.params[1] == kRopeNormal || node.params[1] == kRopeNeox);
+               (rope_params(node).mode == kRopeNormal || rope_params(node).mode == kRopeNeox);
       case Op::SOFT_MAX: return is_f32(a) && (!b || is_f32(b));
       case Op::CONT: return cpu::copy_supports(a->type, node.type);
       case Op::CPY: return b && cpu::copy_supports(a->type, b->type);

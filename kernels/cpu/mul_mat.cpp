@@ -8,6 +8,7 @@
 #include "cpu/mul_mat_amx.h"
 #include "cpu/row_split.h"
 #include "cpu/vec_dot.h"
+#include "engine/op_params.h"
 #include "engine/error.h"
 
 namespace engine::cpu {
@@ -90,8 +91,9 @@ void mul_mat_columns(const Tensor* dst, DotOrder order, const MulMatBatch& batch
                      int64_t c_end) {
   const Tensor* a = dst->src[0];
   const int64_t ne11 = dst->src[1]->ne[1];
-  const bool kv_span = dst->params[0] == kMulMatKvSpan, causal = dst->params[1] == kMulMatCausal;
-  const int64_t causal_pos = dst->params[2];
+  const MulMatParams mp = mul_mat_params(*dst);
+  const bool kv_span = mp.kv_span, causal = mp.causal;
+  const int64_t causal_pos = mp.causal_past;
   // Columns of one order at a time: a repacked multiply gives its leftover columns the row order.
   const int64_t split = column_order(a->type, order, ne11 - 1, ne11) == order ? ne11 : ne11 - ne11 % 4;
   const int64_t col_block = a->type == DType::F16 ? kColBlockF16 : kColBlock;
@@ -169,7 +171,7 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
                                  ? std::max(kRowBlock, ((ne01 + p.nth - 1) / p.nth + kRowBlock - 1) / kRowBlock * kRowBlock)
                                  : kRowChunk;
   const int64_t n_chunks = (ne01 + chunk_rows - 1) / chunk_rows;
-  const DotOrder order = dot_order(a->type, K, ne01, ne11, dst->params[0] == kMulMatKvSpan);
+  const DotOrder order = dot_order(a->type, K, ne01, ne11, mul_mat_params(*dst).kv_span);
   // One column per batch, r2 batches on each src0 batch (decode attention, the query heads
   // sharing a K / V head): those batches become the columns of one tile, so each K / V row is
   // read once for all of them. Each output keeps its own dot, in the same order.

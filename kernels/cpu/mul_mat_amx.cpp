@@ -24,6 +24,7 @@
 #include "cpu/cpu_features.h"
 #include "cpu/repack.h"
 #include "cpu/row_split.h"
+#include "engine/op_params.h"
 #include "engine/error.h"
 #include "quant_formats.h"
 
@@ -223,7 +224,7 @@ bool mul_mat_amx_applies(const Tensor* dst) {
   return amx_in_use() && a->type == DType::Q8_0 && a->ne[2] == 1 && a->ne[3] == 1 && a->ne[1] % kPair == 0 &&
          a->nb[1] * kHalf < static_cast<size_t>(INT_MAX) && b->type == DType::F32 && b->ne[2] == 1 && b->ne[3] == 1 &&
          b->nb[0] == sizeof(float) && b->ne[1] >= kAmxMinColumns && dst->nb[0] == sizeof(float) &&
-         dst->params[0] != kMulMatKvSpan && dst->params[1] != kMulMatCausal;
+         !mul_mat_params(*dst).kv_span && !mul_mat_params(*dst).causal;
 }
 
 size_t mul_mat_amx_work_size(const Tensor* dst, int nth) {

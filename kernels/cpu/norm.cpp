@@ -5,6 +5,7 @@
 
 #include "cpu/kernels.h"
 #include "cpu/rows.h"
+#include "engine/op_params.h"
 #include "cpu/vec_math.h"
 
 namespace engine::cpu {
@@ -57,7 +58,7 @@ float centered_variance_strided(char* x, size_t xnb0, char* d, size_t dnb0, int6
 
 void norm(const ComputeParams& p, Tensor* dst) {
   const Tensor* a = dst->src[0];
-  const float eps = dst->param_f32(0);
+  const float eps = eps_param(*dst);
   const int64_t n = dst->ne[0];
   const bool dense = a->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float);
   const RowRange rows = split_rows(dst->nrows(), p);

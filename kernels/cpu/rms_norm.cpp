@@ -3,12 +3,13 @@
 
 #include "cpu/kernels.h"
 #include "cpu/rows.h"
+#include "engine/op_params.h"
 
 namespace engine::cpu {
 
 void rms_norm(const ComputeParams& p, Tensor* dst) {
   const Tensor* a = dst->src[0];
-  const float eps = dst->param_f32(0);
+  const float eps = eps_param(*dst);
   const int64_t n = dst->ne[0];
   const RowRange rows = split_rows(dst->nrows(), p);
   for (int64_t r = rows.begin; r < rows.end; ++r) {

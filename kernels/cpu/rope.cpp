@@ -5,6 +5,7 @@
 
 #include "cpu/kernels.h"
 #include "cpu/rows.h"
+#include "engine/op_params.h"
 
 namespace engine::cpu {
 namespace {
@@ -31,10 +32,11 @@ void rope(const ComputeParams& p, Tensor* dst) {
   const Tensor* a = dst->src[0];
   const Tensor* pos = dst->src[1];
   const Tensor* factors = dst->src[2];
-  const int n_rot = dst->params[0];
-  const bool neox = dst->params[1] == kRopeNeox;
-  const float freq_base = dst->param_f32(2);
-  const float freq_scale = dst->param_f32(3);
+  const RopeParams rp = rope_params(*dst);
+  const int n_rot = rp.n_rot;
+  const bool neox = rp.mode == kRopeNeox;
+  const float freq_base = rp.freq_base;
+  const float freq_scale = rp.freq_scale;
   const int half = n_rot / 2;
 
   thread_local std::vector<float> cos_sin;  // reused across calls: no allocation per node

@@ -1,12 +1,13 @@
 // SCALE: dst = src0 * s.
 #include "cpu/kernels.h"
 #include "cpu/rows.h"
+#include "engine/op_params.h"
 
 namespace engine::cpu {
 
 void scale(const ComputeParams& p, Tensor* dst) {
   const Tensor* a = dst->src[0];
-  const float s = dst->param_f32(0);
+  const float s = scale_param(*dst);
   const RowRange rows = split_rows(dst->nrows(), p);
   for (int64_t r = rows.begin; r < rows.end; ++r) {
     const RowIndex i = row_index(dst, r);

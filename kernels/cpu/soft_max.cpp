@@ -10,6 +10,7 @@
 #include "cpu/kernels.h"
 #include "cpu/rows.h"
 #include "cpu/vec_math.h"
+#include "engine/op_params.h"
 #include "engine/error.h"
 
 namespace engine::cpu {
@@ -66,7 +67,7 @@ void soft_max(const ComputeParams& p, Tensor* dst) {
   const Tensor* mask = dst->src[1];
   if (a->nb[0] != sizeof(float) || dst->nb[0] != sizeof(float) || (mask && mask->nb[0] != sizeof(float)))
     throw Error("soft_max '" + dst->name + "': rows must be dense");
-  const float scale = dst->param_f32(0);
+  const float scale = scale_param(*dst);
   const int64_t n = dst->ne[0];
   thread_local std::vector<float> w;  // reused across calls: no allocation per node
   if (w.size() < static_cast<size_t>(n)) w.resize(static_cast<size_t>(n));

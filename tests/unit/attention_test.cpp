@@ -11,6 +11,7 @@
 
 #include "engine/backend.h"
 #include "engine/graph.h"
+#include "engine/op_params.h"
 #include "engine/plan.h"
 #include "engine/quants.h"
 #include "random_floats.h"
@@ -41,13 +42,10 @@ struct Attention {
     for (int64_t t = 0; t < n_tokens; ++t)
       for (int64_t j = 0; j < n_kv; ++j) m[t * n_kv + j] = j <= n_past + t ? 0.0f : -std::numeric_limits<float>::infinity();
     kq = g.mul_mat(k, q);
-    kq->params[1] = kMulMatCausal;
-    kq->params[2] = static_cast<int32_t>(n_past);
+    set_mul_mat_params(*kq, MulMatParams{false, true, static_cast<int32_t>(n_past)});
     probs = g.soft_max(kq, mask, 0.125f);
     kqv = g.mul_mat(v, probs);
-    kqv->params[0] = kMulMatKvSpan;
-    kqv->params[1] = kMulMatCausal;
-    kqv->params[2] = static_cast<int32_t>(n_past);
+    set_mul_mat_params(*kqv, MulMatParams{true, true, static_cast<int32_t>(n_past)});
     g.expand(kqv);
     kqv->flags |= kOutput;
   }

@@ -14,6 +14,7 @@
 #include "engine/backend.h"
 #include "engine/error.h"
 #include "engine/graph.h"
+#include "engine/op_params.h"
 #include "engine/quants.h"
 #include "random_floats.h"
 
@@ -223,7 +224,7 @@ TEST(MulMat, QueryHeadsSharingAKvHeadGiveTheirOwnRowDots) {
           Tensor* w = g.new_tensor(t, 3, wne, "k");
           Tensor* x = g.new_tensor(DType::F32, 3, xne, "q");
           Tensor* y = g.mul_mat(w, x);
-          if (kv_span) y->params[0] = kMulMatKvSpan;
+          if (kv_span) set_mul_mat_params(*y, MulMatParams{true, false, 0});
           s.bind(w), s.bind(x), s.bind(y);
           fill_random(w, 13);
           fill_random(x, 14);
@@ -254,8 +255,7 @@ TEST(MulMat, CausalAttentionComputesTheUnmaskedOutputsAndSkipsMaskedWork) {
         SCOPED_TRACE("n_past " + std::to_string(n_past) + " n_kv " + std::to_string(n_kv) + " threads " +
                      std::to_string(nth));
         auto causal = [&](Tensor* t) {
-          t->params[1] = kMulMatCausal;
-          t->params[2] = static_cast<int32_t>(n_past);
+          set_mul_mat_params(*t, MulMatParams{mul_mat_params(*t).kv_span, true, static_cast<int32_t>(n_past)});
         };
         Graph g;
         Storage s;
@@ -294,7 +294,8 @@ TEST(MulMat, CausalAttentionComputesTheUnmaskedOutputsAndSkipsMaskedWork) {
         Tensor* probs = g.new_tensor(DType::F32, 3, pne, "probs");
         Tensor* whole = g.mul_mat(v, probs);
         Tensor* part = g.mul_mat(v, probs);
-        whole->params[0] = part->params[0] = kMulMatKvSpan;
+        set_mul_mat_params(*whole, MulMatParams{true, false, 0});
+        set_mul_mat_params(*part, MulMatParams{true, false, 0});
         causal(part);
         s.bind(v), s.bind(probs), s.bind(whole), s.bind(part);
         fill_random(v, 33);
