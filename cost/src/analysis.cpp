@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <thread>
 
 #include "engine/error.h"
 #include "engine/session.h"
@@ -45,13 +46,15 @@ Analysis analyze_model(const engine::Model& model, std::string source, AnalysisO
   session.n_ctx = options.n_ctx;
   session.kv_type = options.kv_type;
   session.n_ubatch = options.n_ubatch;
+  session.n_threads = options.threads;
   const engine::MemoryUse need = engine::session_memory(model, session);
-  a.memory = MemoryEstimate{need.weights, need.kv_cache, need.compute_buffer,
+  a.memory = MemoryEstimate{need.weights, need.kv_cache, need.compute_buffer, need.scratch,
                             engine::largest_step(options.n_ctx, options.n_ubatch).n_tokens};
 
   if (!options.hardware.empty()) {
     Speed s;
-    s.hardware = hardware_profile(options.hardware, options.threads);
+    s.hardware = hardware_profile(options.hardware, std::max(1u, options.threads > 0 ? static_cast<unsigned>(options.threads)
+                                                                                   : std::thread::hardware_concurrency()));
     s.step = options.model == CostModel::kDefault ? predict(a.cost, s.hardware)
                                                   : predict(analyze(*a.step.graph, CostModel::kDefault), s.hardware);
     s.decode_tok_s = tokens_per_second(predict_step(model, kv, {1, options.n_past, 1}, s.hardware), 1);

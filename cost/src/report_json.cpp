@@ -33,6 +33,7 @@ void write_json(std::ostream& out, const Analysis& a) {
   j["memory"] = {{"weights", a.memory.weights},
                  {"kv_cache", a.memory.kv_cache},
                  {"compute_buffer", a.memory.compute_buffer},
+                 {"scratch", a.memory.scratch},
                  {"reserve_tokens", a.memory.reserve_tokens},
                  {"total", a.memory.total()}};
   if (a.speed) {

@@ -102,6 +102,7 @@ void write_text(std::ostream& out, const Analysis& a) {
   out << line("  KV cache        %14zu bytes  (%s)\n", m.kv_cache, human_bytes(static_cast<double>(m.kv_cache)).c_str());
   out << line("  compute buffer  %14zu bytes  (%s)\n", m.compute_buffer,
               human_bytes(static_cast<double>(m.compute_buffer)).c_str());
+  out << line("  scratch         %14zu bytes  (%s)\n", m.scratch, human_bytes(static_cast<double>(m.scratch)).c_str());
   out << line("  total           %14zu bytes  (%s)\n", m.total(), human_bytes(static_cast<double>(m.total())).c_str());
 
   if (speed) {

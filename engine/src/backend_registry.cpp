@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cpu/cpu_device.h"
+#include "cpu/scratch.h"
 #include "engine/backend.h"
 #include "engine/error.h"
 
@@ -13,16 +14,20 @@ struct BackendEntry {
   std::string_view name;
   std::vector<DeviceInfo> (*devices)();  // nullptr: not built into this binary
   std::unique_ptr<Backend> (*make)(const BackendParams& params);
+  size_t (*scratch)(const Graph& graph, const Plan& plan, int n_threads);
 };
 
 std::vector<DeviceInfo> cpu_devices() { return {cpu::cpu_device()}; }
 std::unique_ptr<Backend> make_cpu(const BackendParams& params) { return make_cpu_backend(params.n_threads); }
+size_t cpu_scratch(const Graph& graph, const Plan& plan, int n_threads) {
+  return cpu::scratch_bytes(graph, plan, cpu::cpu_thread_count(n_threads));
+}
 
 // In name order. The GPU backends are part of the product but not of this source tree's build yet.
 constexpr BackendEntry kBackends[] = {
-    {"cpu", cpu_devices, make_cpu},
-    {"cuda", nullptr, nullptr},
-    {"vulkan", nullptr, nullptr},
+    {"cpu", cpu_devices, make_cpu, cpu_scratch},
+    {"cuda", nullptr, nullptr, nullptr},
+    {"vulkan", nullptr, nullptr, nullptr},
 };
 
 const BackendEntry& entry(std::string_view name) {
@@ -73,6 +78,10 @@ void check_backend(std::string_view name, int device) {
 std::unique_ptr<Backend> make_backend(std::string_view name, const BackendParams& params) {
   check_backend(name, params.device);
   return entry(name).make(params);
+}
+
+size_t backend_scratch_bytes(std::string_view name, const Graph& graph, const Plan& plan, int n_threads) {
+  return entry(name).scratch(graph, plan, n_threads);
 }
 
 }  // namespace engine

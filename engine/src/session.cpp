@@ -34,9 +34,10 @@ void check_fits(const MemoryUse& need, int64_t n_ctx) {
   const size_t available = available_host_memory();
   if (available == 0 || need.total() <= available) return;
   throw Error(fmt::format(
-      "a context of {} positions needs {} bytes ({}: weights {} + KV cache {} + compute buffer {}), "
+      "a context of {} positions needs {} bytes ({}: weights {} + KV cache {} + compute buffer {} + scratch {}), "
       "but {} bytes ({}) of memory are available; use a smaller context (-c)",
-      n_ctx, need.total(), gib(need.total()), need.weights, need.kv_cache, need.compute_buffer, available, gib(available)));
+      n_ctx, need.total(), gib(need.total()), need.weights, need.kv_cache, need.compute_buffer, need.scratch, available,
+      gib(available)));
 }
 
 }  // namespace
@@ -50,7 +51,9 @@ MemoryUse session_memory(const Model& model, const SessionParams& params) {
   const int64_t n_ctx = session_context(model, params);
   KVCache kv(model.hparams(), n_ctx, params.kv_type);
   const StepGraph g = build_step_graph(model, kv, largest_step(n_ctx, params.n_ubatch));
-  return MemoryUse{model.weight_storage_bytes(), kv.bytes(), Plan::make(*g.graph).buffer_size};
+  const Plan plan = Plan::make(*g.graph);
+  return MemoryUse{model.weight_storage_bytes(), kv.bytes(), plan.buffer_size,
+                   backend_scratch_bytes(params.backend, *g.graph, plan, params.n_threads)};
 }
 
 Session::~Session() = default;
@@ -144,7 +147,8 @@ std::span<const float> Session::decode(int32_t token) {
 }
 
 MemoryUse Session::memory() const {
-  return MemoryUse{backend_->weights_bytes(), backend_->kv_cache_bytes(), backend_->compute_buffer_bytes()};
+  return MemoryUse{backend_->weights_bytes(), backend_->kv_cache_bytes(), backend_->compute_buffer_bytes(),
+                   backend_->scratch_bytes()};
 }
 
 }  // namespace engine

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <vector>
 
 #include "cpu/row_split.h"
@@ -25,11 +26,17 @@ char* grown(std::vector<char>& buffer, size_t size) {
   return buffer.data();
 }
 
-// True when the bytes of a and b intersect.
-bool overlaps(const Tensor* a, const Tensor* b) {
-  const auto* a0 = static_cast<const char*>(a->data);
-  const auto* b0 = static_cast<const char*>(b->data);
-  return a0 < b0 + b->nbytes() && b0 < a0 + a->nbytes();
+// True when the plan puts a and b on intersecting bytes of the compute buffer (a tensor the
+// plan does not place, such as a KV view, lies outside it).
+bool overlaps(const Tensor* a, const Tensor* b, const Plan& plan) {
+  const auto start = [&](const Tensor* t) -> std::optional<size_t> {
+    const Tensor* owner = t->view_src ? t->view_src : t;
+    const auto it = plan.offsets.find(owner);
+    if (it == plan.offsets.end()) return std::nullopt;
+    return it->second + t->view_offs;
+  };
+  const std::optional<size_t> a0 = start(a), b0 = start(b);
+  return a0 && b0 && *a0 < *b0 + b->nbytes() && *b0 < *a0 + a->nbytes();
 }
 
 // The scratch: every query in K's dot format, then each query's mask live prefix.
@@ -41,7 +48,7 @@ size_t query_bytes(const Tensor* kq) {
 
 }  // namespace
 
-bool fused_attention_fits(const Tensor* kq, const Tensor* soft_max, const Tensor* kqv) {
+bool fused_attention_fits(const Tensor* kq, const Tensor* soft_max, const Tensor* kqv, const Plan& plan) {
   if (kq->op != Op::MUL_MAT || soft_max->op != Op::SOFT_MAX || kqv->op != Op::MUL_MAT) return false;
   if (soft_max->src[0] != kq || kqv->src[1] != soft_max) return false;
   const MulMatParams qk = mul_mat_params(*kq), pv = mul_mat_params(*kqv);
@@ -60,9 +67,20 @@ bool fused_attention_fits(const Tensor* kq, const Tensor* soft_max, const Tensor
   // Outputs are written while K, V and the mask are still read (the queries are read first):
   // the planner may have placed kqv over one that dies with these nodes, e.g. the last mask.
   for (const Tensor* input : {k, v, mask})
-    if (input && overlaps(kqv, input)) return false;
+    if (input && overlaps(kqv, input, plan)) return false;
   return dot_order(k->type, k->ne[0], n_kv, n_tokens) == DotOrder::kBatch &&
          dot_order(v->type, n_kv, v->ne[1], n_tokens, true) == DotOrder::kBatch;
+}
+
+bool fuses_attention(const std::vector<Tensor*>& nodes, size_t i, const Plan& plan) {
+  if (i + 2 >= nodes.size() || !fused_attention_fits(nodes[i], nodes[i + 1], nodes[i + 2], plan)) return false;
+  const Tensor* scores = nodes[i];
+  const Tensor* probs = nodes[i + 1];
+  if ((scores->flags | probs->flags) & kOutput) return false;
+  for (const Tensor* node : nodes)
+    for (const Tensor* s : node->src)
+      if ((s == scores && node != probs) || (s == probs && node != nodes[i + 2])) return false;
+  return true;
 }
 
 size_t fused_attention_work_size(const Tensor* kq) { return query_bytes(kq) + static_cast<size_t>(kq->ne[1]) * sizeof(int64_t); }

@@ -3,8 +3,10 @@
 // the kqv MUL_MAT computed together, bit for bit as the three nodes compute them (attention.cpp).
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "cpu/kernels.h"
+#include "engine/plan.h"
 
 namespace engine::cpu {
 
@@ -17,9 +19,13 @@ struct AttentionTimes {
   }
 };
 
-// True when kq -> soft_max -> kqv is a causal prefill attention the fused pass reproduces.
-// The caller checks that nothing else reads kq or soft_max: the fused pass does not write them.
-bool fused_attention_fits(const Tensor* kq, const Tensor* soft_max, const Tensor* kqv);
+// True when kq -> soft_max -> kqv is a causal prefill attention the fused pass reproduces, the
+// plan having put kqv over none of its inputs (outputs are written while they are read). The
+// caller checks that nothing else reads kq or soft_max: the fused pass does not write them.
+bool fused_attention_fits(const Tensor* kq, const Tensor* soft_max, const Tensor* kqv, const Plan& plan);
+// True when nodes i, i + 1, i + 2 are such an attention and nothing else reads its scores or
+// probabilities, nor takes them as outputs: the backend then runs the fused pass there.
+bool fuses_attention(const std::vector<Tensor*>& nodes, size_t i, const Plan& plan);
 // Scratch bytes the fused pass needs (the queries in the dot format of K): ComputeParams::wdata.
 size_t fused_attention_work_size(const Tensor* kq);
 // Thread p.ith's share of kqv; all p.nth threads take part (they meet at p.barrier once).

@@ -18,6 +18,7 @@
 #include "cpu/kernels.h"
 #include "cpu/repack.h"
 #include "cpu/row_split.h"
+#include "cpu/scratch.h"
 #include "cpu/thread_pool.h"
 #include "cpu/vec_dot.h"
 #include "engine/op_params.h"
@@ -124,6 +125,9 @@ class CpuBackend final : public Backend {
     if (cpu::simd_active()) pack_weights(graph);
     buffer_.reserve(plan.buffer_size);
     plan.bind(graph, buffer_.data());
+    scratch_.reserve(cpu::scratch_bytes(graph, plan, pool_.size()));
+    fused_.assign(graph.nodes().size(), false);
+    for (size_t i = 0; i < graph.nodes().size(); ++i) fused_[i] = cpu::fuses_attention(graph.nodes(), i, plan);
   }
 
   void set_input(const Tensor& input, const void* data, size_t bytes) override {
@@ -157,7 +161,7 @@ class CpuBackend final : public Backend {
       profiler->record({static_cast<int>(i), node->op, node->name, node->layer, "cpu", ns});
     };
     for (size_t i = 0; i < nodes.size(); ++i) {
-      if (fuses_attention(nodes, i)) {
+      if (i < fused_.size() && fused_[i]) {
         cpu::AttentionTimes parts;
         run_attention(nodes[i], nodes[i + 1], nodes[i + 2], parts);
         if (profiler) {  // the pass's time split among the three nodes as their work was
@@ -183,6 +187,7 @@ class CpuBackend final : public Backend {
   size_t weights_bytes() const override { return weights_.size(); }
   size_t kv_cache_bytes() const override { return kv_.size(); }
   size_t compute_buffer_bytes() const override { return buffer_.size(); }
+  size_t scratch_bytes() const override { return scratch_.size(); }
 
   bool prefill_float_activations(DType weight) const override { return weight == DType::Q8_0 && cpu::amx_in_use(); }
 
@@ -244,19 +249,6 @@ class CpuBackend final : public Backend {
     }
   }
 
-  // Nodes i, i + 1, i + 2 are an attention the fused pass computes, and nothing else reads its
-  // scores or probabilities (the pass does not write them).
-  static bool fuses_attention(const std::vector<Tensor*>& nodes, size_t i) {
-    if (i + 2 >= nodes.size() || !cpu::fused_attention_fits(nodes[i], nodes[i + 1], nodes[i + 2])) return false;
-    const Tensor* scores = nodes[i];
-    const Tensor* probs = nodes[i + 1];
-    if ((scores->flags | probs->flags) & kOutput) return false;
-    for (const Tensor* node : nodes)
-      for (const Tensor* s : node->src)
-        if ((s == scores && node != probs) || (s == probs && node != nodes[i + 2])) return false;
-    return true;
-  }
-
   int threads_for(const Tensor* node) const {
     if (node->op == Op::MUL_MAT) return pool_.size();
     // Many one-element rows (a transposed V store) cost a cache miss each, not their size.
@@ -304,6 +296,7 @@ class CpuBackend final : public Backend {
   cpu::Barrier barrier_;
   HostBuffer buffer_;
   HostBuffer scratch_;
+  std::vector<bool> fused_;  // by node of the graph last allocated: a fused attention starts here
   DeviceInfo device_;
   const std::vector<GGUFTensorInfo>* weight_infos_ = nullptr;  // where each weight lies in weights_
   HostMemory weights_;
@@ -316,8 +309,7 @@ class CpuBackend final : public Backend {
 
 std::unique_ptr<Backend> make_cpu_backend(int n_threads) {
   if (n_threads < 0) throw Error("cpu backend: thread count must be >= 0, got " + std::to_string(n_threads));
-  if (n_threads == 0) n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::make_unique<CpuBackend>(n_threads);
+  return std::make_unique<CpuBackend>(cpu::cpu_thread_count(n_threads));
 }
 
 }  // namespace engine

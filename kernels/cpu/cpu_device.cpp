@@ -1,7 +1,9 @@
 #include "cpu/cpu_device.h"
 
+#include <algorithm>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "cpu/cpu_features.h"
 #include "engine/host_memory.h"
@@ -40,6 +42,10 @@ const char* kernel_set_name(SimdLevel level) {
 }
 
 }  // namespace
+
+int cpu_thread_count(int requested) {
+  return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 DeviceInfo cpu_device() {
   std::string kernels = kernel_set_name(simd_level());

@@ -5,5 +5,7 @@
 namespace engine::cpu {
 
 DeviceInfo cpu_device();
+// The worker threads a CPU backend asked for `requested` threads runs (0: all hardware threads).
+int cpu_thread_count(int requested);
 
 }  // namespace engine::cpu

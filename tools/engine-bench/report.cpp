@@ -97,12 +97,12 @@ class SweepMarkdownReport : public BenchReport {
     out_ << fmt::format("| {:<30} | {:>13} | {:>20} | {:>10} | {:>10} | {:>10} | {:>10} | {:>10} |\n", m.description,
                         r.test.name(), fmt::format("{:.2f} ± {:.2f}", r.mean_ts, r.stddev_ts), size_text(mem.weights),
                         size_text(mem.kv_cache), size_text(mem.compute_buffer),
-                        size_text(mem.weights + mem.kv_cache + mem.compute_buffer), size_text(r.peak_rss));
+                        size_text(mem.total()), size_text(r.peak_rss));
     out_.flush();
   }
   void finish() override {
     out_ << fmt::format(
-        "\nsession = weights + KV cache + compute buffer of a session sized to the point (threads {}, kv {}); peak RSS = "
+        "\nsession = weights + KV cache + compute buffer + scratch of a session sized to the point (threads {}, kv {}); peak RSS = "
         "the process high-water mark (VmHWM), {}\n",
         c_.threads, engine::dtype_name(c_.kv_type),
         c_.peak_rss_resets ? "reset before each point" : "which could not be reset here, so it only grows");

@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
   app.add_option("--hw", hw, "hardware profile for speed prediction (--hw list shows them)")
       ->check(tool_cli::checked_by([](const std::string& name) { if (name != "list") cost::check_hardware_name(name); },
                                    "PROFILE"));
-  app.add_option("-t,--threads", opt.threads, "threads for the cpu-local probe")->check(integer(1, 1024));
+  app.add_option("-t,--threads", opt.threads, "threads, as engine-run -t (0: all): the CPU scratch and the cpu-local probe")
+      ->check(integer(0, 1024));
   if (const auto exit_code = tool_cli::parse(app, argc, argv, "engine-cost")) return *exit_code;
   try {
     if (hw == "list") {

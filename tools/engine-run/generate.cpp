@@ -49,8 +49,10 @@ int run_generate(const RunOptions& opt) {
                t.load_ms, static_cast<long long>(t.prefill_tokens), ttft_ms, t.prefill_ms,
                per_s(t.prefill_tokens, t.prefill_ms), static_cast<long long>(t.decode_tokens), t.decode_ms,
                per_s(t.decode_tokens, t.decode_ms));
-  std::fprintf(stderr, "memory: weights %zu bytes | KV cache %zu bytes | compute buffer %zu bytes | peak RSS %zu bytes\n",
-               mem.weights, mem.kv_cache, mem.compute_buffer, cost::peak_rss_bytes());
+  std::fprintf(stderr,
+               "memory: weights %zu bytes | KV cache %zu bytes | compute buffer %zu bytes | scratch %zu bytes | peak RSS "
+               "%zu bytes\n",
+               mem.weights, mem.kv_cache, mem.compute_buffer, mem.scratch, cost::peak_rss_bytes());
   if (opt.session.profile) write_profile(*session, opt);
   return 0;
 }

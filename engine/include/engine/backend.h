@@ -72,10 +72,12 @@ class Backend {
   // compute consecutive nodes in one pass; a tensor of such a group that no other node reads
   // and that is not a graph output may then be left unwritten.
   virtual void compute(const Graph& graph, Profiler* profiler) = 0;
-  // Bytes held for the weights, the KV cache and the compute buffer.
+  // Bytes held for the weights, the KV cache, the compute buffer, and work memory outside the
+  // plan (scratch_bytes: the CPU's converted activations; allocate reserves it for the graph).
   virtual size_t weights_bytes() const = 0;
   virtual size_t kv_cache_bytes() const = 0;
   virtual size_t compute_buffer_bytes() const = 0;
+  virtual size_t scratch_bytes() const = 0;
   // Whether multiplies of `weight` matrices over a prompt's tokens keep the activations in
   // float instead of quantizing them to the weight's dot-product format (Q8_0 / Q8_K, as
   // llama.cpp does): their results then stand to llama.cpp's as a float forward pass does.
@@ -99,6 +101,9 @@ std::vector<DeviceInfo> list_devices();
 void check_backend(std::string_view name, int device = 0);
 // The backend `name` on device params.device. Throws Error as check_backend does.
 std::unique_ptr<Backend> make_backend(std::string_view name, const BackendParams& params);
+// The scratch bytes (Backend::scratch_bytes) that backend `name` with `n_threads` threads
+// reserves for `graph` placed by `plan`, computed without a backend.
+size_t backend_scratch_bytes(std::string_view name, const Graph& graph, const Plan& plan, int n_threads);
 
 // The CPU backend with `n_threads` worker threads (0: all hardware threads).
 std::unique_ptr<Backend> make_cpu_backend(int n_threads);

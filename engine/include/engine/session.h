@@ -50,13 +50,14 @@ struct MemoryUse {
   size_t weights = 0;         // bytes of the backend's copy of the weights
   size_t kv_cache = 0;        // bytes of K and V for n_ctx positions
   size_t compute_buffer = 0;  // bytes of the backend's compute buffer
-  size_t total() const { return weights + kv_cache + compute_buffer; }
+  size_t scratch = 0;         // bytes of the backend's work memory outside the plan
+  size_t total() const { return weights + kv_cache + compute_buffer + scratch; }
 };
 
 // The context a session of `params` on `model` uses (params.n_ctx, or the model's default).
 int64_t session_context(const Model& model, const SessionParams& params);
-// What such a session allocates, without allocating it: the weights, the KV cache and the
-// plan of its largest step. The cost model reports these figures; Session::create checks
+// What such a session allocates, without allocating it: the weights, the KV cache, the plan
+// of its largest step and the backend's scratch for that step. The cost model reports these figures; Session::create checks
 // them against the free memory before allocating.
 MemoryUse session_memory(const Model& model, const SessionParams& params);
 
