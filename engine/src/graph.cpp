@@ -82,6 +82,7 @@ Tensor* Graph::get_rows(Tensor* table, Tensor* ids) {
   require(ids->type == DType::I32, Op::GET_ROWS, [&] { return "ids " + describe(ids) + " must be i32"; });
   require(ids->ne[2] == 1 && ids->ne[3] == 1 && table->ne[2] == 1 && table->ne[3] == 1, Op::GET_ROWS,
           [&] { return "only 2-d tables and 1-d or 2-d ids are supported"; });
+  require(table->nb[0] == dtype_info(table->type).block_bytes, Op::GET_ROWS, [&] { return "table rows must be dense"; });
   const int64_t ne[4] = {table->ne[0], ids->ne[0], ids->ne[1], 1};
   return new_node(Op::GET_ROWS, DType::F32, ne, table, ids);
 }

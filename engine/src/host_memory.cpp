@@ -45,15 +45,24 @@ HostMemory& HostMemory::operator=(HostMemory&& other) noexcept {
   return *this;
 }
 
-size_t available_host_memory() {
+namespace {
+
+// A /proc/meminfo figure ("MemAvailable:") in bytes, 0 when absent.
+size_t meminfo_bytes(const std::string& wanted) {
   std::ifstream meminfo("/proc/meminfo");
   std::string key;
   size_t kib = 0;
   while (meminfo >> key >> kib) {
-    if (key == "MemAvailable:") return kib * 1024;
+    if (key == wanted) return kib * 1024;
     meminfo.ignore(256, '\n');
   }
   return 0;
 }
+
+}  // namespace
+
+size_t available_host_memory() { return meminfo_bytes("MemAvailable:"); }
+
+size_t total_host_memory() { return meminfo_bytes("MemTotal:"); }
 
 }  // namespace engine

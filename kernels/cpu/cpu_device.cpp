@@ -20,17 +20,6 @@ std::string cpu_model_name() {
   return "CPU";
 }
 
-size_t total_host_memory() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  size_t kib = 0;
-  while (meminfo >> key >> kib) {
-    if (key == "MemTotal:") return kib * 1024;
-    meminfo.ignore(256, '\n');
-  }
-  return 0;
-}
-
 const char* kernel_set_name(SimdLevel level) {
   switch (level) {
     case SimdLevel::kScalar: return "scalar";

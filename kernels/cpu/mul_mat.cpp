@@ -26,21 +26,6 @@ size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 const char* bytes(const void* p) { return static_cast<const char*>(p); }
 
-void check_shapes(const Tensor* dst) {
-  const Tensor* a = dst->src[0];
-  const Tensor* b = dst->src[1];
-  auto fail = [&](const std::string& why) { throw Error("mul_mat '" + dst->name + "': " + why); };
-  if (!a || !b) fail("missing source");
-  if (!dot_supported(a->type)) fail("unsupported weight dtype " + std::string(dtype_name(a->type)));
-  if (b->type != DType::F32 || dst->type != DType::F32) fail("src1 and dst must be f32");
-  if (a->nb[0] != dtype_info(a->type).block_bytes) fail("src0 rows must be dense");
-  if (a->ne[0] != b->ne[0] || dst->ne[0] != a->ne[1] || dst->ne[1] != b->ne[1] || dst->ne[2] != b->ne[2] ||
-      dst->ne[3] != b->ne[3])
-    fail("shapes do not match: " + a->shape_str() + " x " + b->shape_str() + " -> " + dst->shape_str());
-  if (a->ne[2] == 0 || a->ne[3] == 0 || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0)
-    fail("src0 does not broadcast over src1");
-}
-
 size_t act_region_bytes(const Tensor* a, const Tensor* b) {
   return align_up(row_bytes(vec_dot_type(a->type), b->ne[0]) * static_cast<size_t>(b->nrows()));
 }
@@ -125,7 +110,6 @@ void mul_mat_columns(const Tensor* dst, DotOrder order, const MulMatBatch& batch
 bool mul_mat_supports(DType weight) { return dot_supported(weight); }
 
 size_t mul_mat_work_size(const Tensor* dst, int nth) {
-  check_shapes(dst);
   if (mul_mat_amx_applies(dst)) return mul_mat_amx_work_size(dst, nth);
   const Tensor* a = dst->src[0];
   const Tensor* b = dst->src[1];
@@ -134,7 +118,6 @@ size_t mul_mat_work_size(const Tensor* dst, int nth) {
 }
 
 void mul_mat(const ComputeParams& p, Tensor* dst) {
-  check_shapes(dst);
   if (mul_mat_amx_applies(dst) && p.wsize >= mul_mat_amx_work_size(dst, p.nth)) return mul_mat_amx(p, dst);
   const Tensor* a = dst->src[0];
   const Tensor* b = dst->src[1];

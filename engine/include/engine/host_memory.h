@@ -29,5 +29,7 @@ class HostMemory {
 
 // Bytes the system can still hand out without swapping (Linux: MemAvailable), 0 when unknown.
 size_t available_host_memory();
+// Bytes of memory the system has (Linux: MemTotal), 0 when unknown.
+size_t total_host_memory();
 
 }  // namespace engine
