@@ -1,0 +1,340 @@
+// Part of the SIMD kernel bodies (simd_kernels_impl.h lists the parts, in order): the float dots.
+
+// ---------------------------------------------------------------------------------------------
+// Float dots (F32, F16, BF16), llama.cpp's AVX-512 orders.
+
+inline VF vf_load(const float* p) { return vf_load_f32(p); }
+inline VF vf_load(const uint16_t* p) { return vf_load_f16(p); }
+
+// FloatLanes8::hsum in registers: high half plus low half, lanes 0+2 and 1+3, then those two.
+inline float hsum_lanes8(__m256 v) {
+  const __m128 h = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
+  const __m128 pairs = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));
+}
+
+// reduce_lanes in registers: lanes i + (i + 8), then the eight-lane tree.
+inline float vf_reduce(VF v) { return hsum_lanes8(vf_fold8(v)); }
+
+// The tiled orders' end: output (r0 + r, c0 + c) is acc[r][c]'s lanes summed by the lane tree.
+// Four rows of a column (AVX-512's block height) are reduced together and stored as one run
+// where the output rows are adjacent floats.
+template <int RB, int CB>
+void store_lane_sums(const DotTile& t, const VF (&acc)[RB][CB], int64_t r0, int64_t c0) {
+#ifdef ENGINE_VF_REDUCE4
+  if constexpr (RB == 4) {
+    for (int c = 0; c < CB; ++c) {
+      const VF column[4] = {acc[0][c], acc[1][c], acc[2][c], acc[3][c]};
+      const __m128 sums = vf_reduce4(column);
+      if (t.out_row == sizeof(float) && r0 + 4 <= t.rows && c0 + c < t.cols) {
+        _mm_storeu_ps(reinterpret_cast<float*>(t.out + r0 * t.out_row + (c0 + c) * t.out_col), sums);
+        continue;
+      }
+      alignas(16) float s[4];
+      _mm_store_ps(s, sums);
+      for (int r = 0; r < 4; ++r) store_out(t, r0 + r, c0 + c, s[r]);
+    }
+    return;
+  }
+#endif
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) store_out(t, r0 + r, c0 + c, vf_reduce(acc[r][c]));
+}
+
+// Tiled GEMM order: one 16-lane FMA accumulator per output, then the lane tree. Weights in f32,
+// activations of type A (float or half).
+template <typename A, int RB, int CB>
+void float_tiled_block(const DotTile& t, int64_t r0, int64_t c0) {
+  const char* wp[RB];
+  const char* ap[CB];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  VF acc[RB][CB];
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) acc[r][c] = vf_zero();
+  for (int64_t k = 0; k < t.n; k += kVecLanes) {
+    VF av[CB];
+    for (int c = 0; c < CB; ++c) av[c] = vf_load(reinterpret_cast<const A*>(ap[c]) + k);
+    for (int r = 0; r < RB; ++r) {
+      const VF wv = vf_load_f32(reinterpret_cast<const float*>(wp[r]) + k);
+      for (int c = 0; c < CB; ++c) acc[r][c] = vf_fma(wv, av[c], acc[r][c]);
+    }
+  }
+  store_lane_sums(t, acc, r0, c0);
+}
+
+template <typename A>
+void float_tiled(const DotTile& t) {
+  constexpr int RB = ENGINE_TILE_ROWS, CB = ENGINE_TILE_COLS;
+  for_blocks<RB, CB>(
+      t, [&](int64_t r0, int64_t c0) { float_tiled_block<A, RB, CB>(t, r0, c0); },
+      [&](int64_t r0, int64_t c0) { float_tiled_block<A, RB, 1>(t, r0, c0); });
+}
+
+// F16: each block's weight rows widened to floats once (exactly) for all the tile's columns,
+// just before they are used (still in cache); the activations are widened as they are loaded.
+void f16_tiled(const DotTile& t) {
+  constexpr int RB = ENGINE_TILE_ROWS, CB = ENGINE_TILE_COLS;
+  float* wide = thread_buffer<float>(static_cast<size_t>(RB * t.n));
+  for (int64_t r0 = 0; r0 < t.rows; r0 += RB) {
+    DotTile f = t;
+    f.rows = min_i64(RB, t.rows - r0);
+    for (int64_t r = 0; r < f.rows; ++r) {
+      const auto* w = reinterpret_cast<const uint16_t*>(t.w + (r0 + r) * static_cast<int64_t>(t.w_stride));
+      for (int64_t k = 0; k < t.n; k += kVecLanes) vf_store(wide + r * t.n + k, vf_load_f16(w + k));
+    }
+    f.w = reinterpret_cast<const char*>(wide);
+    f.w_stride = static_cast<size_t>(t.n) * sizeof(float);
+    f.out = t.out + r0 * static_cast<int64_t>(t.out_row);
+    for_blocks<RB, CB>(
+        f, [&](int64_t, int64_t c0) { float_tiled_block<uint16_t, RB, CB>(f, 0, c0); },
+        [&](int64_t, int64_t c0) { float_tiled_block<uint16_t, RB, 1>(f, 0, c0); });
+  }
+}
+
+// Short dots (n <= kShortDot, attention's q.k): the tiled order with each output's
+// 16 lanes spread over registers and 16 rows across their lanes. The tile's weight rows are
+// widened and transposed once (16-row groups, element-major); each FMA takes one element of 16
+// rows and one broadcast activation, and the lane tree becomes register adds, ending in 16
+// adjacent outputs. Each lane sees the same FMAs in the same order, so the sums are the tiled
+// order's.
+
+// The lane tree of CB columns against one transposed group wg: lanes l and l + 8 are built
+// together and summed at once (then i + (i + 4), then (0 + 2) + (1 + 3)), so only the tree's
+// partial sums stay live and each weight vector serves CB columns.
+template <int CB>
+void short_group_block(const float* wg, const float* const (&a)[CB], int64_t n, VF (&sums)[CB]) {
+  VF even[CB], odd[CB];  // (t0 + t2) and (t1 + t3), t_i being lanes i + (i + 4) after the first fold
+  constexpr int kTreeOrder[4] = {0, 2, 1, 3};
+#pragma GCC unroll 4
+  for (int step = 0; step < 4; ++step) {
+    const int i = kTreeOrder[step];
+    VF t[CB];
+#pragma GCC unroll 2
+    for (int fold = 0; fold < 2; ++fold) {
+      const int l = i + 4 * fold;
+      VF lo[CB], hi[CB];
+      for (int c = 0; c < CB; ++c) lo[c] = hi[c] = vf_zero();
+#pragma GCC unroll 8
+      for (int64_t k = 0; k < n; k += kVecLanes) {
+        const VF wl = vf_load_f32(wg + (k + l) * kVecLanes), wh = vf_load_f32(wg + (k + l + 8) * kVecLanes);
+        for (int c = 0; c < CB; ++c) {
+          lo[c] = vf_fma(wl, vf_set1(a[c][k + l]), lo[c]);
+          hi[c] = vf_fma(wh, vf_set1(a[c][k + l + 8]), hi[c]);
+        }
+      }
+      for (int c = 0; c < CB; ++c) t[c] = fold == 0 ? vf_add(hi[c], lo[c]) : vf_add(vf_add(hi[c], lo[c]), t[c]);
+    }
+    for (int c = 0; c < CB; ++c) {
+      VF& half = step < 2 ? even[c] : odd[c];
+      half = step % 2 == 0 ? t[c] : vf_add(half, t[c]);
+    }
+  }
+  for (int c = 0; c < CB; ++c) sums[c] = vf_add(even[c], odd[c]);
+}
+
+template <typename W, typename A>
+void short_tiled(const DotTile& t) {
+  constexpr int CB = 4;
+  const int64_t n = t.n, groups = (t.rows + kVecLanes - 1) / kVecLanes;
+  float* wt = thread_buffer<float>(static_cast<size_t>((groups * kVecLanes + t.cols) * n));
+  float* at = wt + groups * kVecLanes * n;
+  for (int64_t r = 0; r < groups * kVecLanes; ++r) {  // rows past the tile repeat the last
+    const W* w = reinterpret_cast<const W*>(t.w + min_i64(r, t.rows - 1) * static_cast<int64_t>(t.w_stride));
+    float* column = wt + (r / kVecLanes) * kVecLanes * n + r % kVecLanes;
+    for (int64_t k = 0; k < n; k += kVecLanes) {
+      float wide[kVecLanes];
+      vf_store(wide, vf_load(w + k));
+      for (int l = 0; l < kVecLanes; ++l) column[(k + l) * kVecLanes] = wide[l];
+    }
+  }
+  for (int64_t c = 0; c < t.cols; ++c) {
+    const A* a = reinterpret_cast<const A*>(t.a + c * static_cast<int64_t>(t.a_stride));
+    for (int64_t k = 0; k < n; k += kVecLanes) vf_store(at + c * n + k, vf_load(a + k));
+  }
+  auto store = [&](int64_t r0, int64_t c, VF sums) {
+    if (t.out_row == sizeof(float) && r0 + kVecLanes <= t.rows) {
+      vf_store(reinterpret_cast<float*>(t.out + r0 * t.out_row + c * t.out_col), sums);
+      return;
+    }
+    float s[kVecLanes];
+    vf_store(s, sums);
+    for (int r = 0; r < kVecLanes; ++r) store_out(t, r0 + r, c, s[r]);
+  };
+  for (int64_t g = 0; g < groups; ++g) {
+    const float* wg = wt + g * kVecLanes * n;
+    const int64_t r0 = g * kVecLanes;
+    int64_t c0 = 0;
+    for (; c0 + CB <= t.cols; c0 += CB) {
+      const float* a[CB];
+      for (int c = 0; c < CB; ++c) a[c] = at + (c0 + c) * n;
+      VF sums[CB];
+      short_group_block<CB>(wg, a, n, sums);
+      for (int c = 0; c < CB; ++c) store(r0, c0 + c, sums[c]);
+    }
+    for (; c0 < t.cols; ++c0) {
+      const float* a[1] = {at + c0 * n};
+      VF sums[1];
+      short_group_block<1>(wg, a, n, sums);
+      store(r0, c0, sums[0]);
+    }
+  }
+}
+
+// BF16 tiled order: one dot-product accumulator per output.
+template <bool Native, int RB, int CB>
+void bf16_tiled_block(const DotTile& t, int64_t r0, int64_t c0) {
+  const char* wp[RB];
+  const char* ap[CB];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  VF acc[RB][CB];
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) acc[r][c] = vf_zero();
+  for (int64_t k = 0; k < t.n; k += 2 * kVecLanes)
+    for (int r = 0; r < RB; ++r)
+      for (int c = 0; c < CB; ++c)
+        acc[r][c] = dpbf16<Native>(acc[r][c], reinterpret_cast<const uint16_t*>(wp[r]) + k,
+                                   reinterpret_cast<const uint16_t*>(ap[c]) + k);
+  store_lane_sums(t, acc, r0, c0);
+}
+
+template <bool Native>
+void bf16_tiled(const DotTile& t) {
+  constexpr int RB = ENGINE_TILE_ROWS, CB = ENGINE_TILE_COLS;
+  for_blocks<RB, CB>(
+      t, [&](int64_t r0, int64_t c0) { bf16_tiled_block<Native, RB, CB>(t, r0, c0); },
+      [&](int64_t r0, int64_t c0) { bf16_tiled_block<Native, RB, 1>(t, r0, c0); });
+}
+
+constexpr int64_t kRowStepElems = 4 * kVecLanes;
+
+// vec_dot order for one weight row and CB activation columns (floats): per column four
+// accumulators over 64-element steps (a zero-padded last step when `padded`), folded 0+2, 1+3,
+// then 0+1 into folded[c]; the lane tree is the caller's. Each weight vector is loaded once
+// for all columns. Returns where leftovers start.
+template <int CB, typename TW>
+int64_t float_row_folded(int64_t n, const TW* w, const float* const (&a)[CB], bool padded, VF (&folded)[CB]) {
+  VF acc[CB][4];
+  for (int c = 0; c < CB; ++c)
+    for (int j = 0; j < 4; ++j) acc[c][j] = vf_zero();
+  int64_t i = 0;
+  for (; i + kRowStepElems <= n; i += kRowStepElems) {
+    prefetch_stream(reinterpret_cast<const char*>(w + i), kRowStepElems * sizeof(TW));  // rows follow each other
+    for (int j = 0; j < 4; ++j) {
+      const VF wv = vf_load(w + i + j * kVecLanes);
+      for (int c = 0; c < CB; ++c) acc[c][j] = vf_fma(wv, vf_load_f32(a[c] + i + j * kVecLanes), acc[c][j]);
+    }
+  }
+  if (padded && i < n) {
+    for (int j = 0; j < 4; ++j) {
+      const int64_t first = i + j * kVecLanes, count = first >= n ? 0 : min_i64(n - first, kVecLanes);
+      const VF wv = vf_load_first(w + first, count);
+      for (int c = 0; c < CB; ++c) acc[c][j] = vf_fma(wv, vf_load_first(a[c] + first, count), acc[c][j]);
+    }
+    i = n;
+  }
+  for (int c = 0; c < CB; ++c) folded[c] = vf_add(vf_add(acc[c][0], acc[c][2]), vf_add(acc[c][1], acc[c][3]));
+  return i;
+}
+
+// What follows the vector part: F32 rows go on with the FMA chain, F16 rows sum in double.
+inline float float_row_tail(int64_t n, int64_t i, const float* w, const float* a, float sum) {
+  for (; i < n; ++i) sum = __builtin_fmaf(w[i], a[i], sum);
+  return sum;
+}
+inline float float_row_tail(int64_t n, int64_t i, const uint16_t* w, const float* a, float vector_sum) {
+  double sum = vector_sum;
+  for (; i < n; ++i) sum += static_cast<double>(fp16_to_fp32(w[i]) * a[i]);
+  return static_cast<float>(sum);
+}
+
+// Every output of a tile in the vec_dot order, activations already floats at a (an F16 row
+// converts only its weights). Where the instruction set has vf_reduce4, four columns share
+// each weight row's loads and one lane-tree reduction (attention's query heads on one K / V
+// head: short rows, where the reduction costs as much as the multiplies).
+template <typename TW>
+void float_rows(const DotTile& t, const char* a, size_t a_stride, bool padded) {
+  const auto column = [&](int64_t c) { return reinterpret_cast<const float*>(a + c * static_cast<int64_t>(a_stride)); };
+  for (int64_t r = 0; r < t.rows; ++r) {
+    const auto* w = reinterpret_cast<const TW*>(t.w + r * static_cast<int64_t>(t.w_stride));
+    int64_t c = 0;
+#ifdef ENGINE_VF_REDUCE4
+    for (; c + 4 <= t.cols; c += 4) {
+      const float* ac[4] = {column(c), column(c + 1), column(c + 2), column(c + 3)};
+      VF folded[4];
+      const int64_t i = float_row_folded(t.n, w, ac, padded, folded);
+      alignas(16) float sums[4];
+      _mm_store_ps(sums, vf_reduce4(folded));
+      for (int k = 0; k < 4; ++k) store_out(t, r, c + k, float_row_tail(t.n, i, w, ac[k], sums[k]));
+    }
+#endif
+    for (; c < t.cols; ++c) {
+      const float* ac[1] = {column(c)};
+      VF folded[1];
+      const int64_t i = float_row_folded(t.n, w, ac, padded, folded);
+      store_out(t, r, c, float_row_tail(t.n, i, w, ac[0], vf_reduce(folded[0])));
+    }
+  }
+}
+
+// vec_dot order for BF16: two dot-product accumulators over 64-element steps.
+template <bool Native>
+float bf16_row(int64_t n, const uint16_t* w, const uint16_t* a, bool padded) {
+  VF acc0 = vf_zero(), acc1 = vf_zero();
+  int64_t i = 0;
+  for (; i + kRowStepElems <= n; i += kRowStepElems) {
+    acc0 = dpbf16<Native>(acc0, w + i, a + i);
+    acc1 = dpbf16<Native>(acc1, w + i + 2 * kVecLanes, a + i + 2 * kVecLanes);
+  }
+  if (padded && i < n) {
+    uint16_t wt[kRowStepElems] = {}, at[kRowStepElems] = {};
+    std::memcpy(wt, w + i, static_cast<size_t>(n - i) * sizeof(uint16_t));
+    std::memcpy(at, a + i, static_cast<size_t>(n - i) * sizeof(uint16_t));
+    acc0 = dpbf16<Native>(acc0, wt, at);
+    acc1 = dpbf16<Native>(acc1, wt + 2 * kVecLanes, at + 2 * kVecLanes);
+    i = n;
+  }
+  double sum = vf_reduce(acc0);
+  sum += vf_reduce(acc1);
+  for (; i < n; ++i) sum += static_cast<double>(bf16_to_fp32(w[i]) * bf16_to_fp32(a[i]));
+  return static_cast<float>(sum);
+}
+
+template <typename RowFn>
+void per_output(const DotTile& t, RowFn fn) {
+  for (int64_t r = 0; r < t.rows; ++r)
+    for (int64_t c = 0; c < t.cols; ++c) store_out(t, r, c, fn(t.w + r * t.w_stride, t.a + c * t.a_stride));
+}
+
+template <bool Native>
+bool float_dot_tile(DType weight, DotOrder order, const DotTile& t) {
+  const bool tiled = order == DotOrder::kBatch, padded = order == DotOrder::kRowPadded;
+  switch (weight) {
+    case DType::F32:
+      if (tiled && short_dot(t.n)) return short_tiled<float, float>(t), true;
+      if (tiled) return float_tiled<float>(t), true;
+      return float_rows<float>(t, t.a, t.a_stride, padded), true;
+    case DType::F16: {
+      if (tiled && short_dot(t.n)) return short_tiled<uint16_t, uint16_t>(t), true;
+      if (tiled) return f16_tiled(t), true;
+      // Every activation column widened once for all the tile's rows.
+      float* wide = thread_buffer<float>(static_cast<size_t>(t.n * t.cols));
+      for (int64_t c = 0; c < t.cols; ++c) {
+        const auto* a = reinterpret_cast<const uint16_t*>(t.a + c * static_cast<int64_t>(t.a_stride));
+        int64_t k = 0;
+        for (; k + kVecLanes <= t.n; k += kVecLanes) vf_store(wide + c * t.n + k, vf_load_f16(a + k));
+        for (; k < t.n; ++k) wide[c * t.n + k] = fp16_to_fp32(a[k]);
+      }
+      return float_rows<uint16_t>(t, reinterpret_cast<const char*>(wide), static_cast<size_t>(t.n) * sizeof(float), padded),
+             true;
+    }
+    case DType::BF16:
+      if (tiled) return bf16_tiled<Native>(t), true;
+      per_output(t, [&](const char* w, const char* a) {
+        return bf16_row<Native>(t.n, reinterpret_cast<const uint16_t*>(w), reinterpret_cast<const uint16_t*>(a), padded);
+      });
+      return true;
+    default: return false;
+  }
+}

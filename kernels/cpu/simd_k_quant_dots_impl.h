@@ -1,0 +1,644 @@
+// Part of the SIMD kernel bodies (simd_kernels_impl.h lists the parts, in order): K-quant dots.
+
+// ---------------------------------------------------------------------------------------------
+// K-quants. Q2_K, Q3_K and Q5_K super-block rows are first unpacked to bytes (unsigned levels,
+// except Q3_K) and int16 scale vectors; Q4_K and Q6_K are read straight from the blocks.
+
+struct KRow {
+  alignas(32) uint8_t q[kQK_K];
+  __m256i scale[8];  // per 32-element chunk: int16 scales of its two 16-element groups
+  __m256i min16;     // int16 mins of the 16 groups
+  float d, dmin;
+};
+
+inline void set_scales(const KBlockInts& s, KRow& row) {
+  alignas(32) int16_t all[16], mins[16];
+  for (int g = 0; g < 16; ++g) {
+    all[g] = static_cast<int16_t>(s.scale[g]);
+    mins[g] = static_cast<int16_t>(s.min[g]);
+  }
+  for (int k = 0; k < 8; ++k)
+    row.scale[k] = _mm256_set_m128i(_mm_set1_epi16(all[2 * k + 1]), _mm_set1_epi16(all[2 * k]));
+  row.min16 = _mm256_load_si256(reinterpret_cast<const __m256i*>(mins));
+  row.d = s.d;
+  row.dmin = s.dmin;
+}
+
+inline void store256(uint8_t* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+
+// Bits shift..shift+1 of each byte of h, moved to bits 4..5.
+inline __m256i q6_high_bits(__m256i h, int shift) {
+  return _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, shift), _mm256_set1_epi8(3)), 4);
+}
+
+// Unpacks one super-block of `type` (Q2_K, Q3_K, Q5_K) into row (Q3_K levels signed).
+void unpack_k_row(DType type, const uint8_t* block, KRow& row) {
+  KBlockInts s;
+  engine::quant::unpack_k_scales(type, block, s);
+  set_scales(s, row);
+  const __m256i m2 = _mm256_set1_epi8(3), m4 = _mm256_set1_epi8(0x0F);
+  switch (type) {
+    case DType::Q2_K: {
+      const auto& b = *reinterpret_cast<const engine::quant::BlockQ2_K*>(block);
+      for (int n = 0; n < 2; ++n) {
+        const __m256i x = load256(b.qs + 32 * n);
+        for (int j = 0; j < 4; ++j) store256(row.q + 128 * n + 32 * j, _mm256_and_si256(_mm256_srli_epi16(x, 2 * j), m2));
+      }
+      return;
+    }
+    case DType::Q3_K: {
+      const auto& b = *reinterpret_cast<const engine::quant::BlockQ3_K*>(block);
+      const __m256i hm = load256(b.hmask);
+      for (int n = 0; n < 2; ++n) {
+        const __m256i x = load256(b.qs + 32 * n);
+        for (int j = 0; j < 4; ++j) {
+          const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << (4 * n + j)));
+          const __m256i missing = _mm256_andnot_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), bit), _mm256_set1_epi8(4));
+          store256(row.q + 128 * n + 32 * j, _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(x, 2 * j), m2), missing));
+        }
+      }
+      return;
+    }
+    case DType::Q5_K: {
+      const auto& b = *reinterpret_cast<const engine::quant::BlockQ5_K*>(block);
+      const __m256i hb = load256(b.qh);
+      for (int j = 0; j < 4; ++j) {
+        const __m256i x = load256(b.qs + 32 * j);
+        const __m256i b0 = _mm256_set1_epi8(static_cast<char>(1 << (2 * j)));
+        const __m256i b1 = _mm256_set1_epi8(static_cast<char>(1 << (2 * j + 1)));
+        const __m256i sixteen = _mm256_set1_epi8(16);
+        const __m256i lo = _mm256_and_si256(x, m4), hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), m4);
+        store256(row.q + 64 * j, _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hb, b0), b0), sixteen)));
+        store256(row.q + 64 * j + 32, _mm256_or_si256(hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hb, b1), b1), sixteen)));
+      }
+      return;
+    }
+    default: return;
+  }
+}
+
+// Scaled lane sums of chunks [k0, k1) of a row against activation bytes (lane L of chunk k:
+// elements 32k + 4L .. 32k + 4L + 3).
+template <bool Signed>
+inline __m256i k_lanes(const KRow& row, const int8_t* aq, int k0, int k1) {
+  __m256i s = _mm256_setzero_si256();
+  for (int k = k0; k < k1; ++k) {
+    const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(row.q + 32 * k));
+    const __m256i a = load256(aq + 32 * k);
+    const __m256i p = Signed ? dot_u8_scaled(_mm256_sign_epi8(q, q), _mm256_sign_epi8(a, q), row.scale[k])
+                             : dot_u8_scaled(q, a, row.scale[k]);
+    s = _mm256_add_epi32(s, p);
+  }
+  return s;
+}
+
+// Unpacks super-blocks of rows r0 .. r0 + RB - 1 (clamped to the tile) once for all columns:
+// rows[b * RB + r] is super-block b of row r. Reused per thread, so no allocation per call.
+template <int RB>
+const KRow* unpack_k_rows(DType type, const DotTile& t, int64_t r0) {
+  const int64_t nb = t.n / kQK_K;
+  KRow* rows = thread_buffer<KRow>(static_cast<size_t>(nb * RB));
+  const char* wp[RB];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  const size_t block_bytes = dtype_info(type).block_bytes;
+  for (int64_t i = 0; i < nb; ++i)
+    for (int r = 0; r < RB; ++r) unpack_k_row(type, reinterpret_cast<const uint8_t*>(wp[r]) + i * block_bytes, rows[i * RB + r]);
+  return rows;
+}
+
+// Repacked K-quant order (Q2_K; Q4_K's is q4_K_serial_block): per run of `groups` 16-element groups, one FMA of the
+// run's exact scaled sum with dw * da and one of its min sum with dmin_w * da; eight weight
+// rows share a vector, one lane each.
+template <int CB>
+void k_serial_block(int groups, const KRow* unpacked, const DotTile& t, int64_t r0, int64_t c0) {
+  const char* ap[CB];
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  const int runs = 16 / groups, chunks = groups / 2;
+  __m256 acc[CB], acc_min[CB];
+  for (int c = 0; c < CB; ++c) acc[c] = acc_min[c] = _mm256_setzero_ps();
+  const __m256i lane_index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (int64_t i = 0; i < t.n / kQK_K; ++i) {
+    const KRow* rows = unpacked + i * 8;
+    alignas(32) float d[8], dmin[8];
+    for (int r = 0; r < 8; ++r) {
+      d[r] = rows[r].d;
+      dmin[r] = rows[r].dmin;
+    }
+    const __m256 dv = _mm256_load_ps(d), dminv = _mm256_load_ps(dmin);
+    for (int c = 0; c < CB; ++c) {
+      const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(ap[c])[i];
+      const __m256i bsums = load256(a.bsums);
+      const __m256 da = _mm256_set1_ps(a.d);
+      const __m256 scale = _mm256_mul_ps(dv, da), scale_min = _mm256_mul_ps(dminv, da);
+      __m256i mins_all[8];
+      for (int r = 0; r < 8; ++r) mins_all[r] = _mm256_madd_epi16(rows[r].min16, bsums);  // lane L: groups 2L, 2L+1
+      for (int run = 0; run < runs; ++run) {
+        __m256i s[8], m[8];
+        const __m256i in_run = _mm256_and_si256(_mm256_cmpgt_epi32(lane_index, _mm256_set1_epi32(run * chunks - 1)),
+                                                _mm256_cmpgt_epi32(_mm256_set1_epi32((run + 1) * chunks), lane_index));
+        for (int r = 0; r < 8; ++r) {
+          s[r] = k_lanes<false>(rows[r], a.qs, run * chunks, (run + 1) * chunks);
+          m[r] = _mm256_and_si256(mins_all[r], in_run);
+        }
+        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_rows8(s)), scale, acc[c]);
+        acc_min[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_rows8(m)), scale_min, acc_min[c]);
+      }
+    }
+  }
+  for (int c = 0; c < CB; ++c) {
+    float v[8];
+    _mm256_storeu_ps(v, _mm256_sub_ps(acc[c], acc_min[c]));
+    for (int r = 0; r < 8; ++r) store_out(t, r0 + r, c0 + c, v[r]);
+  }
+}
+
+void k_serial(DType type, int groups, const DotTile& t) {
+  for (int64_t r0 = 0; r0 < t.rows; r0 += 8) {
+    const KRow* rows = unpack_k_rows<8>(type, t, r0);
+    int64_t c0 = 0;
+    for (; c0 + 4 <= t.cols; c0 += 4) k_serial_block<4>(groups, rows, t, r0, c0);
+    for (; c0 < t.cols; ++c0) k_serial_block<1>(groups, rows, t, r0, c0);
+  }
+}
+
+// Q4_K repacked order (k_serial_block's, read straight from the blocks): kRowLanes weight rows
+// share a register, one lane each; per run (a whole super-block in the GEMV, 64 elements in the
+// GEMM) the exact scaled sum and min sum become one FMA each.
+struct Q4KRows {
+  VR d, dmin;
+  VI scale[8], min[8];  // per 32-element sub-block, 6-bit
+  VR scale_f[8], min_f[8];  // the same as floats (GEMM)
+};
+
+// h: per row (lane) d | dmin, scales[0..3], scales[4..7], scales[8..11].
+inline Q4KRows q4_K_header(const VI (&h)[4]) {
+  Q4KRows w;
+  w.d = vr_half_low(h[0]);
+  w.dmin = vr_half_high(h[0]);
+  for (int j = 0; j < 4; ++j) {
+    w.scale[j] = vi_bits(h[1], 8 * j, 63);
+    w.min[j] = vi_bits(h[2], 8 * j, 63);
+    w.scale[j + 4] = vi_or_shifted(vi_bits(h[3], 8 * j, 0x0F), vi_bits(h[1], 8 * j + 6, 3), 4);
+    w.min[j + 4] = vi_or_shifted(vi_bits(h[3], 8 * j + 4, 0x0F), vi_bits(h[2], 8 * j + 6, 3), 4);
+  }
+  for (int k = 0; k < 8; ++k) {
+    w.scale_f[k] = vr_from_i32(w.scale[k]);
+    w.min_f[k] = vr_from_i32(w.min[k]);
+  }
+  return w;
+}
+
+// A super-block of kRowLanes rows, ready for any number of columns.
+struct Q4KSuper {
+  Q4KRows h;
+  VI lo[4][8], hi[4][8];  // per 64-element chunk m: nibbles of sub-blocks 2m and 2m + 1, dword j
+};
+
+// Super-block i of the rows at wp (kRowLanes of them), transposed.
+inline void q4_K_super(const char* const* wp, int64_t i, Q4KSuper& w) {
+  const uint8_t* blocks[kRowLanes];
+  for (int r = 0; r < kRowLanes; ++r) blocks[r] = reinterpret_cast<const uint8_t*>(wp[r]) + i * sizeof(engine::quant::BlockQ4_K);
+  VI header[4];
+  load_row_quads(blocks, header);
+  w.h = q4_K_header(header);
+  for (int m = 0; m < 4; ++m)
+    for (int half = 0; half < 2; ++half) {
+      const uint8_t* q[kRowLanes];
+      for (int r = 0; r < kRowLanes; ++r) q[r] = blocks[r] + 16 + 32 * m + 16 * half;
+      VI quads[4];
+      load_row_quads(q, quads);
+      for (int j = 0; j < 4; ++j) {
+        w.lo[m][4 * half + j] = vi_low_nibbles(quads[j]);
+        w.hi[m][4 * half + j] = vi_high_nibbles(quads[j]);
+      }
+    }
+}
+
+// Super-block i of the kRowLanes rows from tile row r on, in the packed layout: loads, no transpose.
+inline void q4_K_packed_super(const DotTile& t, int64_t r, int64_t i, Q4KSuper& w) {
+  const char* blk = packed_block(t, r, i, sizeof(engine::quant::BlockQ4_K)) + (r % kPackRows) * 4;
+  const auto dword = [&](int c) { return vi_load(blk + c * kPackRows * 4); };
+  const VI header[4] = {dword(0), dword(1), dword(2), dword(3)};
+  w.h = q4_K_header(header);
+  for (int m = 0; m < 4; ++m)
+    for (int j = 0; j < 8; ++j) {  // qs bytes 32m + 4j .. + 3: dword 4 + 8m + j of the block
+      const VI quad = dword(4 + 8 * m + j);
+      w.lo[m][j] = vi_low_nibbles(quad);
+      w.hi[m][j] = vi_high_nibbles(quad);
+    }
+}
+
+// Super-block i of the kRowLanes rows from tile row r0 (the file's rows at wp), in either layout.
+[[gnu::always_inline]] inline void q4_K_rows(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, Q4KSuper& w) {
+  if (t.packed)
+    q4_K_packed_super(t, r0, i, w);
+  else
+    q4_K_super(wp, i, w);
+}
+
+// Chunk m's min sum in float, b its two sub-blocks' level sums (exact: below 2^24).
+inline VR q4_K_chunk_mins(const Q4KRows& h, const float* b, int m) {
+  return vr_fma(h.min_f[2 * m + 1], vr_set1(b[1]), vr_mul(h.min_f[2 * m], vr_set1(b[0])));
+}
+
+// Columns c0 .. c0 + CB - 1 against rows r0 .. r0 + kRowLanes - 1: their super-blocks prepared
+// in `prepared` (Prepared), or loaded from the packed layout or transposed here as they are used.
+// bsum_f (GEMM): per column, super-block and 32-element sub-block the sum of its levels, as a float.
+template <int CB, bool Prepared>
+void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, const float* bsum_f, int64_t r0, int64_t c0) {
+  const char* ap[CB];
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  const char* wp[kRowLanes];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  const int64_t nb = t.n / kQK_K;
+  VR acc[CB], acc_min[CB];
+  for (int c = 0; c < CB; ++c) acc[c] = acc_min[c] = vr_zero();
+  const auto bsums = [&](int c, int64_t i, int m) { return bsum_f + ((min_i64(c0 + c, t.cols - 1) * nb + i) * 4 + m) * 2; };
+  // GEMM over prepared rows: the min sums need no levels, so they take a pass of their own
+  // after the main loop, whose registers then hold only the scaled sums.
+  const bool mins_apart = gemm && Prepared;
+  Q4KSuper here;
+  for (int64_t i = 0; i < nb; ++i) {
+    if (!Prepared) {
+      prefetch_next<kRowLanes>(t, r0, i, nb, sizeof(engine::quant::BlockQ4_K));
+      q4_K_rows(t, wp, r0, i, here);
+    }
+    const Q4KSuper& w = Prepared ? prepared[i] : here;
+    const Q4KRows& h = w.h;
+    const BlockQ8_K* a[CB];
+    VR dd[CB];
+    VI sum[CB], mins[CB];
+    for (int c = 0; c < CB; ++c) {
+      a[c] = reinterpret_cast<const BlockQ8_K*>(ap[c]) + i;
+      dd[c] = vr_mul(h.d, vr_set1(a[c]->d));
+      sum[c] = mins[c] = vi_set1(0);
+    }
+    for (int m = 0; m < 4; ++m) {  // sub-blocks 2m (low nibbles) and 2m + 1 (high nibbles)
+      if (gemm) {
+        // Each level register feeds every column before the next is loaded: the columns' dot
+        // chains interleave instead of running one column after another.
+        VI s_lo[CB][2], s_hi[CB][2];
+        for (int c = 0; c < CB; ++c) s_lo[c][0] = s_lo[c][1] = s_hi[c][0] = s_hi[c][1] = vi_set1(0);
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j)
+#pragma GCC unroll 8
+          for (int c = 0; c < CB; ++c) {
+            const int8_t* aq = a[c]->qs + 64 * m;
+            s_lo[c][j & 1] = vi_dot_u8(s_lo[c][j & 1], w.lo[m][j], aq + 4 * j);
+            s_hi[c][j & 1] = vi_dot_u8(s_hi[c][j & 1], w.hi[m][j], aq + 32 + 4 * j);
+          }
+#pragma GCC unroll 8
+        for (int c = 0; c < CB; ++c) {
+          // The chunk's scaled sum in float: products and sum stay below 2^24, so it is exactly
+          // the integer the GEMV order forms, without 32-bit integer multiplies.
+          const VR scaled = vr_fma(vr_from_i32(vi_add(s_hi[c][0], s_hi[c][1])), h.scale_f[2 * m + 1],
+                                   vr_mul(vr_from_i32(vi_add(s_lo[c][0], s_lo[c][1])), h.scale_f[2 * m]));
+          acc[c] = vr_fma(scaled, dd[c], acc[c]);
+          if (!mins_apart) acc_min[c] = vr_fma(q4_K_chunk_mins(h, bsums(c, i, m), m), vr_mul(h.dmin, vr_set1(a[c]->d)), acc_min[c]);
+        }
+        continue;
+      }
+      // The same sums one column at a time: decode built on the interleaved form above read ~6%
+      // slower (Q4_K_M tg64 35.5 -> 33.1 t/s).
+      for (int c = 0; c < CB; ++c) {
+        const int8_t* aq = a[c]->qs + 64 * m;
+        VI s_lo[2] = {vi_set1(0), vi_set1(0)}, s_hi[2] = {vi_set1(0), vi_set1(0)};
+        for (int j = 0; j < 8; ++j) {
+          s_lo[j & 1] = vi_dot_u8(s_lo[j & 1], w.lo[m][j], aq + 4 * j);
+          s_hi[j & 1] = vi_dot_u8(s_hi[j & 1], w.hi[m][j], aq + 32 + 4 * j);
+        }
+        const int16_t* bs = a[c]->bsums + 4 * m;
+        sum[c] = vi_add(sum[c], vi_add(vi_mul(vi_add(s_lo[0], s_lo[1]), h.scale[2 * m]),
+                                       vi_mul(vi_add(s_hi[0], s_hi[1]), h.scale[2 * m + 1])));
+        mins[c] = vi_add(mins[c], vi_add(vi_mul_u16(h.min[2 * m], static_cast<int16_t>(bs[0] + bs[1])),
+                                         vi_mul_u16(h.min[2 * m + 1], static_cast<int16_t>(bs[2] + bs[3]))));
+        if (m == 3) {
+          acc[c] = vr_fma(vr_from_i32(sum[c]), dd[c], acc[c]);
+          acc_min[c] = vr_fma(vr_from_i32(mins[c]), vr_mul(h.dmin, vr_set1(a[c]->d)), acc_min[c]);
+        }
+      }
+    }
+  }
+  if (mins_apart)
+    for (int64_t i = 0; i < nb; ++i) {
+      const Q4KRows& h = prepared[i].h;
+      for (int c = 0; c < CB; ++c) {
+        const VR dd_min = vr_mul(h.dmin, vr_set1(reinterpret_cast<const BlockQ8_K*>(ap[c])[i].d));
+        for (int m = 0; m < 4; ++m) acc_min[c] = vr_fma(q4_K_chunk_mins(h, bsums(c, i, m), m), dd_min, acc_min[c]);
+      }
+    }
+  for (int c = 0; c < CB; ++c) {
+    alignas(64) float v[kRowLanes], vm[kRowLanes];
+    vr_store(v, acc[c]);
+    vr_store(vm, acc_min[c]);
+    for (int r = 0; r < kRowLanes; ++r) store_out(t, r0 + r, c0 + c, v[r] - vm[r]);
+  }
+}
+
+void q4_K_serial(bool gemm, const DotTile& t) {
+  const int64_t nb = t.n / kQK_K;
+  float* bsum_f = nullptr;
+  if (gemm) {
+    bsum_f = thread_buffer<float>(static_cast<size_t>(t.cols * nb * 8));
+    for (int64_t c = 0; c < t.cols; ++c)
+      for (int64_t i = 0; i < nb; ++i) {
+        const int16_t* bs = act_block<BlockQ8_K>(t, c, i).bsums;
+        for (int k = 0; k < 8; ++k) bsum_f[(c * nb + i) * 8 + k] = static_cast<float>(bs[2 * k] + bs[2 * k + 1]);
+      }
+  }
+  if (t.cols == 1) {
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_K_serial_block<1, false>(gemm, t, nullptr, bsum_f, r0, 0);
+    return;
+  }
+  // Several columns: each row block's super-blocks transposed once, then reused by every column.
+  for_prepared_row_blocks<kRowLanes, Q4KSuper>(
+      t, t.n / kQK_K, 1, [&](const char* const* wp, int64_t r0, int64_t i, Q4KSuper* out) { q4_K_rows(t, wp, r0, i, *out); },
+      [&](auto cols, const Q4KSuper* rows, int64_t r0, int64_t c0) {
+        q4_K_serial_block<decltype(cols)::value, true>(gemm, t, rows, bsum_f, r0, c0);
+      });
+}
+
+// Q6_K eight-lane order (k_lanes_block's, read straight from the blocks): per output eight
+// float lanes += (da * dw) * exact lane sums per super-block, the offset 32 taken back per lane.
+// One register holds kLaneRows rows, eight lanes each.
+struct Q6KRows {
+  VI q[8];      // unsigned levels 0..63 of the 32-element chunks
+  VI scale[8];  // per chunk: int16 scales of its two 16-element groups
+  VI offset;    // int16 scales of all 16 groups (for the offset's lane sums)
+  VR d;         // each row's scale on its lanes
+};
+
+// The register's rows from their raw fields: ql pieces l0[n], l1[n] (bytes 64n.., 64n + 32..),
+// qh pieces h[n], the 16 scales widened to int16, the scales d.
+inline void q6_K_rows(const VI (&l0)[2], const VI (&l1)[2], const VI (&h)[2], VI scales, VR d, Q6KRows& w) {
+  for (int n = 0; n < 2; ++n) {
+    w.q[4 * n] = vi_or_shifted(vi_low_nibbles(l0[n]), vi_bits(h[n], 0, 0x03030303), 4);
+    w.q[4 * n + 1] = vi_or_shifted(vi_low_nibbles(l1[n]), vi_bits(h[n], 2, 0x03030303), 4);
+    w.q[4 * n + 2] = vi_or_shifted(vi_high_nibbles(l0[n]), vi_bits(h[n], 4, 0x03030303), 4);
+    w.q[4 * n + 3] = vi_or_shifted(vi_high_nibbles(l1[n]), vi_bits(h[n], 6, 0x03030303), 4);
+  }
+  w.offset = scales;
+  // Both 128-bit halves hold scales 8n..8n+7; chunk 4n+k takes scale 2k in the low, 2k+1 in the high.
+  const VI halves[2] = {vi_row_half<0>(w.offset), vi_row_half<1>(w.offset)};
+  for (int n = 0; n < 2; ++n)
+    for (int k = 0; k < 4; ++k) {
+      const char lo = static_cast<char>(4 * k), hi = static_cast<char>(4 * k + 2);
+      const __m256i pick = _mm256_setr_epi8(lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo,
+                                            lo + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi,
+                                            hi + 1, hi, hi + 1);
+      w.scale[4 * n + k] = vi_pick_bytes(halves[n], pick);
+    }
+  w.d = d;
+}
+
+// Super-blocks b[0 .. kLaneRows - 1] in the file layout, one per row of the register.
+inline void load_q6_K(const engine::quant::BlockQ6_K* const* b, Q6KRows& w) {
+  VI l0[2], l1[2], h[2];
+  __m256i part[kLaneRows];
+  const auto rows = [&](auto field) {
+    for (int p = 0; p < kLaneRows; ++p) part[p] = field(*b[p]);
+    return vi_join(part);
+  };
+  for (int n = 0; n < 2; ++n) {
+    l0[n] = rows([&](const auto& x) { return load256(x.ql + 64 * n); });
+    l1[n] = rows([&](const auto& x) { return load256(x.ql + 64 * n + 32); });
+    h[n] = rows([&](const auto& x) { return load256(x.qh + 32 * n); });
+  }
+  const VI scales = rows([](const auto& x) { return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales))); });
+  float d[kLaneRows];
+  for (int p = 0; p < kLaneRows; ++p) d[p] = half(b[p]->d);
+  q6_K_rows(l0, l1, h, scales, vr_set_groups(d), w);
+}
+
+// Super-block i of the register's rows from tile row r on, in the packed layout (repack.h): the
+// fields of a row pair load as one register (AVX-512) or one row's half of it (AVX2).
+inline void load_q6_K_packed(const DotTile& t, int64_t r, int64_t i, Q6KRows& w) {
+  const char* pair = packed_block(t, r, i, sizeof(engine::quant::BlockQ6_K)) + (r % kPackRows / 2) * 2 * sizeof(engine::quant::BlockQ6_K);
+  const int64_t p = kLaneRows == 1 ? r % 2 : 0;  // the row within its pair, when a register holds one
+  VI l0[2], l1[2], h[2];
+  for (int n = 0; n < 2; ++n) {
+    l0[n] = vi_load(pair + 64 * (2 * n) + 32 * p);
+    l1[n] = vi_load(pair + 64 * (2 * n + 1) + 32 * p);
+    h[n] = vi_load(pair + 256 + 64 * n + 32 * p);
+  }
+  q6_K_rows(l0, l1, h, vi_widen_i8(pair + 384 + 16 * p), vr_rows_f16(reinterpret_cast<const uint16_t*>(pair + 416) + p), w);
+}
+
+// Super-block i of RG registers of rows from tile row r0 (the file's rows at wp), either layout.
+template <int RG>
+[[gnu::always_inline]] inline void q6_K_rows(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, Q6KRows* out) {
+  for (int g = 0; g < RG; ++g) {
+    if (t.packed) {
+      load_q6_K_packed(t, r0 + g * kLaneRows, i, out[g]);
+      continue;
+    }
+    const engine::quant::BlockQ6_K* b[kLaneRows];
+    for (int p = 0; p < kLaneRows; ++p) b[p] = reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[g * kLaneRows + p]) + i;
+    load_q6_K(b, out[g]);
+  }
+}
+
+// Rows r0 .. r0 + RG * kLaneRows - 1 times columns c0 .. c0 + CB - 1. prepared[i * RG + g]:
+// super-block i of register g's rows; nullptr: each register's rows loaded right before they
+// are used (one column: all RG at once would spill most of them).
+template <int RG, int CB>
+void q6_K_lanes_block(const DotTile& t, const Q6KRows* prepared, int64_t r0, int64_t c0) {
+  using engine::quant::BlockQ6_K;
+  constexpr int RB = RG * kLaneRows;
+  const char* ap[CB];
+  const char* wp[RB];
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  const int64_t nb = t.n / kQK_K;
+  VR acc[RG][CB];
+  for (int g = 0; g < RG; ++g)
+    for (int c = 0; c < CB; ++c) acc[g][c] = vr_zero();
+  for (int64_t i = 0; i < nb; ++i) {
+    if (!prepared && !t.packed) prefetch_rows<RB>(t, r0 + RB, i, nb);
+    for (int c = 0; c < CB; ++c) {
+      const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(ap[c])[i];
+      const VI bsums = vi_repeat(load256(a.bsums));
+      VI aq[8];
+      for (int k = 0; k < 8; ++k) aq[k] = vi_repeat(load256(a.qs + 32 * k));
+      const VR da = vr_set1(a.d);
+      for (int g = 0; g < RG; ++g) {
+        Q6KRows here;
+        if (!prepared && t.packed)  // a register's share at a time: a burst of prefetches stalls the loads
+          prefetch_stream(packed_block(t, r0, i, sizeof(BlockQ6_K)) + g * kLaneRows * sizeof(BlockQ6_K), kLaneRows * sizeof(BlockQ6_K));
+        if (!prepared) q6_K_rows<1>(t, wp + g * kLaneRows, r0 + g * kLaneRows, i, &here);
+        const Q6KRows& rows = prepared ? prepared[i * RG + g] : here;
+        VI lanes = vi_sub(vi_set1(0), vi_mul(vi_madd16(rows.offset, bsums), vi_set1(32)));
+        for (int k = 0; k < 8; ++k) lanes = vi_add(lanes, vi_madd16(vi_maddubs(rows.q[k], aq[k]), rows.scale[k]));
+        acc[g][c] = vr_fma(vr_mul(da, rows.d), vr_from_i32(lanes), acc[g][c]);
+      }
+    }
+  }
+  for (int g = 0; g < RG; ++g)
+    for (int c = 0; c < CB; ++c) {
+      alignas(64) float v[kRowLanes];
+      vr_store(v, acc[g][c]);
+      for (int p = 0; p < kLaneRows; ++p) store_out(t, r0 + g * kLaneRows + p, c0 + c, hsum_lanes8(_mm256_loadu_ps(v + 8 * p)));
+    }
+}
+
+// Q6_K with several columns and int16 dot products (VNNI): a register's levels are first
+// multiplied by their scales into int16 pairs (at most 8064 in magnitude), so each column's
+// chunk costs two vpdpwssd per register instead of three byte operations; the lane sums are the
+// same integers.
+struct Q6KWide {
+  VI w[8][2];  // chunk k, half h: lane L holds elements 4L + 2h and 4L + 2h + 1 of the chunk
+  VI offset;   // as Q6KRows
+  VR d;
+};
+
+inline Q6KWide q6_K_widen(const Q6KRows& rows) {
+  const __m256i pick[2] = {
+      _mm256_setr_epi8(0, -1, 1, -1, 4, -1, 5, -1, 8, -1, 9, -1, 12, -1, 13, -1, 0, -1, 1, -1, 4, -1, 5, -1, 8, -1, 9, -1, 12, -1, 13, -1),
+      _mm256_setr_epi8(2, -1, 3, -1, 6, -1, 7, -1, 10, -1, 11, -1, 14, -1, 15, -1, 2, -1, 3, -1, 6, -1, 7, -1, 10, -1, 11, -1, 14, -1,
+                       15, -1)};
+  Q6KWide wide;
+  for (int k = 0; k < 8; ++k)
+    for (int h = 0; h < 2; ++h) wide.w[k][h] = vi_mul16(vi_pick_bytes(rows.q[k], pick[h]), rows.scale[k]);
+  wide.offset = rows.offset;
+  wide.d = rows.d;
+  return wide;
+}
+
+// pairs: per column, super-block, chunk k and half h, the activation pairs q8_pairs made.
+template <int RG, int CB>
+void q6_K_wide_block(const DotTile& t, const Q6KWide* prepared, const __m256i* pairs, int64_t r0, int64_t c0) {
+  const char* ap[CB];
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  const int64_t nb = t.n / kQK_K;
+  VR acc[RG][CB];
+  for (int g = 0; g < RG; ++g)
+    for (int c = 0; c < CB; ++c) acc[g][c] = vr_zero();
+  for (int64_t i = 0; i < nb; ++i)
+    for (int c = 0; c < CB; ++c) {
+      const __m256i* x = pairs + (min_i64(c0 + c, t.cols - 1) * nb + i) * 16;
+      const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(ap[c])[i];
+      const VI bsums = vi_repeat(load256(a.bsums));
+      const VR da = vr_set1(a.d);
+      const Q6KWide* w = prepared + i * RG;
+      VI lanes[RG][2];
+      for (int g = 0; g < RG; ++g) {
+        lanes[g][0] = vi_sub(vi_set1(0), vi_mul(vi_madd16(w[g].offset, bsums), vi_set1(32)));
+        lanes[g][1] = vi_set1(0);
+      }
+      for (int k = 0; k < 8; ++k)
+        for (int h = 0; h < 2; ++h) {  // one activation load serves every register of rows
+          const VI xv = vi_repeat(load256(x + 2 * k + h));
+          for (int g = 0; g < RG; ++g) lanes[g][h] = vi_dot16(lanes[g][h], xv, w[g].w[k][h]);
+        }
+      for (int g = 0; g < RG; ++g) acc[g][c] = vr_fma(vr_mul(da, w[g].d), vr_from_i32(vi_add(lanes[g][0], lanes[g][1])), acc[g][c]);
+    }
+  for (int g = 0; g < RG; ++g)
+    for (int c = 0; c < CB; ++c) {
+      alignas(64) float v[kRowLanes];
+      vr_store(v, acc[g][c]);
+      for (int p = 0; p < kLaneRows; ++p) store_out(t, r0 + g * kLaneRows + p, c0 + c, hsum_lanes8(_mm256_loadu_ps(v + 8 * p)));
+    }
+}
+
+void q6_K_lanes(const DotTile& t) {
+  constexpr int RG = 2 / kLaneRows > 0 ? 2 / kLaneRows : 1;  // a row pair per block, as the file's rows stream best
+  if (t.packed && t.cols == 1) {  // a whole packed group per pass: one stream of weights
+    constexpr int RGP = kPackRows / kLaneRows;
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) q6_K_lanes_block<RGP, 1>(t, nullptr, r0, 0);
+    return;
+  }
+  if (t.cols == 1) {
+    for (int64_t r0 = 0; r0 < t.rows; r0 += RG * kLaneRows) q6_K_lanes_block<RG, 1>(t, nullptr, r0, 0);
+    return;
+  }
+  const int64_t nb = t.n / kQK_K;
+  if constexpr (!ENGINE_SIMD_VNNI) {  // without int16 dot products the byte operations are cheaper
+    // Several columns: each row block's super-blocks loaded once, then reused by every column.
+    for_prepared_row_blocks<RG * kLaneRows, Q6KRows>(
+        t, nb, RG, [&](const char* const* wp, int64_t r0, int64_t i, Q6KRows* out) { q6_K_rows<RG>(t, wp, r0, i, out); },
+        [&](auto cols, const Q6KRows* rows, int64_t r0, int64_t c0) { q6_K_lanes_block<RG, decltype(cols)::value>(t, rows, r0, c0); });
+    return;
+  }
+  __m256i* pairs = thread_buffer<__m256i>(static_cast<size_t>(t.cols * nb * 16));
+  for (int64_t c = 0; c < t.cols; ++c)
+    for (int64_t i = 0; i < nb; ++i) {
+      const BlockQ8_K& a = act_block<BlockQ8_K>(t, c, i);
+      for (int k = 0; k < 8; ++k) q8_pairs(a.qs + 32 * k, pairs + (c * nb + i) * 16 + 2 * k);
+    }
+  // Each row block's super-blocks loaded and widened once, then reused by every column; four
+  // registers of rows share each activation load.
+  constexpr int RGW = 4;
+  for_prepared_row_blocks<RGW * kLaneRows, Q6KWide>(
+      t, nb, RGW,
+      [&](const char* const* wp, int64_t r0, int64_t i, Q6KWide* out) {
+        for (int g = 0; g < RGW; ++g) {
+          Q6KRows rows;
+          q6_K_rows<1>(t, wp + g * kLaneRows, r0 + g * kLaneRows, i, &rows);
+          out[g] = q6_K_widen(rows);
+        }
+      },
+      [&](auto cols, const Q6KWide* rows, int64_t r0, int64_t c0) { q6_K_wide_block<RGW, decltype(cols)::value>(t, rows, pairs, r0, c0); });
+}
+
+// AVX2 eight-lane K orders (Q3_K, Q5_K): lanes += (da * dw) * exact lane sums per super-block;
+// Q5_K adds a fused running min sum.
+template <int RB, int CB>
+void k_lanes_block(DType type, const KRow* unpacked, const DotTile& t, int64_t r0, int64_t c0) {
+  const char* ap[CB];
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  __m256 acc[RB][CB];
+  float mins[RB][CB] = {};
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) acc[r][c] = _mm256_setzero_ps();
+  for (int64_t i = 0; i < t.n / kQK_K; ++i) {
+    const KRow* rows = unpacked + i * RB;
+    for (int c = 0; c < CB; ++c) {
+      const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(ap[c])[i];
+      const __m256i bsums = load256(a.bsums);
+      for (int r = 0; r < RB; ++r) {
+        const KRow& w = rows[r];
+        __m256i lanes = type == DType::Q3_K ? k_lanes<true>(w, a.qs, 0, 8) : k_lanes<false>(w, a.qs, 0, 8);
+        acc[r][c] = _mm256_fmadd_ps(_mm256_set1_ps(a.d * w.d), _mm256_cvtepi32_ps(lanes), acc[r][c]);
+        if (type == DType::Q5_K) {
+          const float min_sum = static_cast<float>(hsum_i32(_mm256_madd_epi16(w.min16, bsums)));
+          mins[r][c] = __builtin_fmaf(-a.d * w.dmin, min_sum, mins[r][c]);
+        }
+      }
+    }
+  }
+  for (int r = 0; r < RB; ++r)
+    for (int c = 0; c < CB; ++c) {
+      const float lanes = hsum_lanes8(acc[r][c]);
+      store_out(t, r0 + r, c0 + c, type == DType::Q5_K ? lanes + mins[r][c] : lanes);
+    }
+}
+
+void k_lanes_tile(DType type, const DotTile& t) {
+  for (int64_t r0 = 0; r0 < t.rows; r0 += 2) {
+    const KRow* rows = unpack_k_rows<2>(type, t, r0);
+    int64_t c0 = 0;
+    for (; c0 + 4 <= t.cols; c0 += 4) k_lanes_block<2, 4>(type, rows, t, r0, c0);
+    for (; c0 < t.cols; ++c0) k_lanes_block<2, 1>(type, rows, t, r0, c0);
+  }
+}
+
+template <bool Native>
+bool dot_tile_impl(DType weight, DotOrder order, const DotTile& t) {
+  const bool batch = order == DotOrder::kBatch;
+  switch (weight) {
+    case DType::F32:
+    case DType::F16:
+    case DType::BF16: return float_dot_tile<Native>(weight, order, t);
+    case DType::Q8_0: return (t.cols > 1 || t.packed ? q8_0_lanes_gemm(t) : legacy_lanes_column<Q8_0Levels>(t)), true;
+    case DType::Q5_0: return legacy_lanes<Q5_0Levels>(t), true;
+    case DType::Q4_1: return legacy_lanes<Q4_1Levels>(t), true;
+    case DType::Q5_1: return legacy_lanes<Q5_1Levels>(t), true;
+    case DType::Q4_0: return q4_0_serial(t), true;
+    case DType::Q4_K: return q4_K_serial(batch, t), true;
+    case DType::Q2_K: return k_serial(weight, batch ? 8 : 16, t), true;
+    case DType::Q3_K:
+    case DType::Q5_K: return k_lanes_tile(weight, t), true;
+    case DType::Q6_K: return q6_K_lanes(t), true;
+    default: return false;
+  }
+}

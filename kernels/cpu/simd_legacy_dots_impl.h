@@ -1,0 +1,348 @@
+// Part of the SIMD kernel bodies (simd_kernels_impl.h lists the parts, in order): legacy quant dots.
+
+// ---------------------------------------------------------------------------------------------
+// Legacy blocks, AVX2 eight-lane order: per output eight float lanes, lanes += (dw * da) *
+// exact lane sums per block, the Q8_1 forms also a scalar fused running sum of m * s.
+
+struct Q8_0Levels {  // signed levels against Q8_0
+  using Block = BlockQ8_0;
+  static constexpr bool kSigned = true;
+  static __m256i levels(const Block& b) { return load256(b.qs); }
+};
+struct Q5_0Levels {
+  using Block = BlockQ5_0;
+  static constexpr bool kSigned = true;
+  static __m256i levels(const Block& b) {
+    return _mm256_sub_epi8(_mm256_or_si256(nibbles32(b.qs), fifth_bits(b.qh)), _mm256_set1_epi8(16));
+  }
+};
+struct Q4_1Levels {  // unsigned levels against Q8_1
+  using Block = BlockQ4_1;
+  static constexpr bool kSigned = false;
+  static __m256i levels(const Block& b) { return nibbles32(b.qs); }
+};
+struct Q5_1Levels {
+  using Block = BlockQ5_1;
+  static constexpr bool kSigned = false;
+  static __m256i levels(const Block& b) { return _mm256_or_si256(nibbles32(b.qs), fifth_bits(b.qh)); }
+};
+
+constexpr int kLaneRows = kRowLanes / 8;  // weight rows whose eight lanes share a register
+
+// The activation block a legacy weight block is dotted with: Q8_0 for signed levels, else Q8_1.
+template <typename L>
+using LegacyAct = std::conditional_t<L::kSigned, BlockQ8_0, BlockQ8_1>;
+
+// RG registers of kLaneRows rows each, times CB columns; act_d: each column's block scales.
+template <typename L, int RG, int CB>
+void legacy_lanes_block(const DotTile& t, const float* act_d, int64_t r0, int64_t c0) {
+  using Block = typename L::Block;
+  using Act = LegacyAct<L>;
+  constexpr int RB = RG * kLaneRows;
+  const int64_t nb = t.n / kQK;
+  const char* wp[RB];
+  const char* ap[CB];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  int64_t col[CB];
+  for (int c = 0; c < CB; ++c) col[c] = min_i64(c0 + c, t.cols - 1);
+  VR acc[RG][CB];
+  float mins[RB][CB] = {};
+  for (int g = 0; g < RG; ++g)
+    for (int c = 0; c < CB; ++c) acc[g][c] = vr_zero();
+  for (int64_t i = 0; i < nb; ++i) {
+    VI lv[RG];
+    VR dw[RG];
+    prefetch_rows<RB>(t, r0 + RB, i, nb);
+    for (int g = 0; g < RG; ++g) {
+      __m256i parts[kLaneRows];
+      float d[kLaneRows];
+      for (int p = 0; p < kLaneRows; ++p) {
+        const Block& b = reinterpret_cast<const Block*>(wp[g * kLaneRows + p])[i];
+        parts[p] = L::levels(b);
+        d[p] = half(b.d);
+      }
+      lv[g] = L::kSigned ? vi_signed_levels(vi_join(parts)) : vi_join(parts);
+      dw[g] = vr_set_groups(d);
+    }
+    for (int c = 0; c < CB; ++c) {
+      const Act& a = reinterpret_cast<const Act*>(ap[c])[i];
+      const VI av = vi_repeat(load256(a.qs));
+      const VI start = L::kSigned ? vi_signed_offset(av) : vi_set1(0);
+      const VR da = vr_set1(act_d[col[c] * nb + i]);
+      if constexpr (!L::kSigned)
+        for (int r = 0; r < RB; ++r)
+          mins[r][c] = __builtin_fmaf(half(reinterpret_cast<const Block*>(wp[r])[i].m), half(a.s), mins[r][c]);
+      for (int g = 0; g < RG; ++g) {
+        const VI lanes = L::kSigned ? vi_dot_s8v(start, lv[g], av) : vi_dot_u8v(start, lv[g], av);
+        acc[g][c] = vr_fma(vr_mul(dw[g], da), vr_from_i32(lanes), acc[g][c]);
+      }
+    }
+  }
+  for (int g = 0; g < RG; ++g)
+    for (int c = 0; c < CB; ++c) {
+      alignas(64) float v[kRowLanes];
+      vr_store(v, acc[g][c]);
+      for (int p = 0; p < kLaneRows; ++p) {
+        const int r = g * kLaneRows + p;
+        const float lanes = hsum_lanes8(_mm256_loadu_ps(v + 8 * p));
+        store_out(t, r0 + r, c0 + c, L::kSigned ? lanes : lanes + mins[r][c]);
+      }
+    }
+}
+
+constexpr int kLegacyRegs = 2 * kLaneRows;  // registers of rows: as many as the accumulators fit
+
+// Each activation block's scale, the act_d of legacy_lanes_block.
+template <typename L>
+const float* legacy_act_scales(const DotTile& t) {
+  return act_table<float, LegacyAct<L>>(t, [](const LegacyAct<L>& a) { return half(a.d); });
+}
+
+// One activation column (decode), weights in the file layout.
+template <typename L>
+void legacy_lanes_column(const DotTile& t) {
+  const float* act_d = legacy_act_scales<L>(t);
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kLegacyRegs * kLaneRows) legacy_lanes_block<L, kLegacyRegs, 1>(t, act_d, r0, 0);
+}
+
+template <typename L>
+void legacy_lanes(const DotTile& t) {
+  if (t.cols == 1) return legacy_lanes_column<L>(t);
+  const float* act_d = legacy_act_scales<L>(t);
+  for_blocks<kLegacyRegs * kLaneRows>(
+      t, [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, kLegacyRegs, 4>(t, act_d, r0, c0); },
+      [&](int64_t r0, int64_t c0) { legacy_lanes_block<L, kLegacyRegs, 1>(t, act_d, r0, c0); });
+}
+
+// Output column c of the kRowLanes rows from r0 on, one per lane of v.
+inline void store_row_lanes(const DotTile& t, int64_t r0, int64_t c, VR v) {
+  alignas(64) float out[kRowLanes];
+  vr_store(out, v);
+  for (int r = 0; r < kRowLanes; ++r) store_out(t, r0 + r, c, out[r]);
+}
+
+// Q8_0 GEMM in the same eight-lane order, each register holding one lane of kRowLanes rows:
+// block i's lane j is dword j of every row (the packed layout stores it so; file rows are
+// transposed once per row group), so a column's eight lane dots per block are eight
+// instructions against broadcast activation dwords, the signed offsets come per column instead
+// of per row, and the lane tree runs over whole registers. (Decode from file rows keeps
+// legacy_lanes_column: with one column nothing amortizes the transposition.)
+
+struct Q8_0LaneRows {
+  VI lanes[8];  // lane j: levels 4j..4j+3 of each row, vi_signed_levels
+  VR d;
+};
+
+struct Q8_0LaneAct {
+  int32_t offset[8];  // lane j's vi_signed_offset
+  float d;
+};
+
+// Block i of the kRowLanes packed rows from tile row r0: the tile's rows are whole groups, so
+// rows r0.. lie in one group, in order.
+[[gnu::always_inline]] inline Q8_0LaneRows q8_0_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i) {
+  const char* group = packed_block(t, r0, i, sizeof(BlockQ8_0));
+  prefetch_stream(group, kPackRows * sizeof(BlockQ8_0));
+  const char* lanes = group + kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t);
+  Q8_0LaneRows w;
+  for (int j = 0; j < 8; ++j) w.lanes[j] = vi_signed_levels(vi_load(lanes + j * kPackRows * sizeof(int32_t)));
+  w.d = vr_load_f16(reinterpret_cast<const uint16_t*>(group) + r0 % kPackRows);
+  return w;
+}
+
+// The same from the file's rows at wp: their dwords transposed.
+inline void q8_0_file_lane_rows(const char* const* wp, int64_t i, Q8_0LaneRows& w) {
+  const uint8_t* qs[kRowLanes];
+  alignas(64) uint16_t dh[kRowLanes];
+  for (int r = 0; r < kRowLanes; ++r) {
+    const BlockQ8_0& b = reinterpret_cast<const BlockQ8_0*>(wp[r])[i];
+    qs[r] = reinterpret_cast<const uint8_t*>(b.qs);
+    dh[r] = b.d;
+  }
+  const uint8_t* upper[kRowLanes];
+  for (int r = 0; r < kRowLanes; ++r) upper[r] = qs[r] + 16;
+  VI quads[4];
+  load_row_quads(qs, quads);
+  for (int j = 0; j < 4; ++j) w.lanes[j] = vi_signed_levels(quads[j]);
+  load_row_quads(upper, quads);
+  for (int j = 0; j < 4; ++j) w.lanes[4 + j] = vi_signed_levels(quads[j]);
+  w.d = vr_load_f16(dh);
+}
+
+// rows_of(i): block i's Q8_0LaneRows (a prepared one, or one loaded there and then).
+template <int CB, typename RowsOf>
+[[gnu::always_inline]] inline void q8_0_lane_block(const DotTile& t, RowsOf rows_of, const Q8_0LaneAct* act, int64_t r0, int64_t c0) {
+  const char* ap[CB];
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  const int64_t nb = t.n / kQK;
+  VR acc[CB][8];
+  for (int c = 0; c < CB; ++c)
+    for (int j = 0; j < 8; ++j) acc[c][j] = vr_zero();
+  for (int64_t i = 0; i < nb; ++i) {
+    const Q8_0LaneRows& w = rows_of(i);
+    const Q8_0LaneAct* x[CB];
+    VR d[CB];
+    for (int c = 0; c < CB; ++c) {
+      x[c] = &act[min_i64(c0 + c, t.cols - 1) * nb + i];
+      d[c] = vr_mul(w.d, vr_set1(x[c]->d));
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j)
+#pragma GCC unroll 4
+      for (int c = 0; c < CB; ++c) {
+        int32_t y4;
+        std::memcpy(&y4, reinterpret_cast<const BlockQ8_0*>(ap[c])[i].qs + 4 * j, sizeof y4);
+        const VI lane = vi_dot_s8v(vi_set1(x[c]->offset[j]), w.lanes[j], vi_set1(y4));
+        acc[c][j] = vr_fma(d[c], vr_from_i32(lane), acc[c][j]);
+      }
+  }
+  for (int c = 0; c < CB; ++c) {
+    const VR* a = acc[c];  // hsum_lanes8's tree, lane by lane
+    store_row_lanes(t, r0, c0 + c, vr_add(vr_add(vr_add(a[4], a[0]), vr_add(a[6], a[2])), vr_add(vr_add(a[5], a[1]), vr_add(a[7], a[3]))));
+  }
+}
+
+void q8_0_lanes_gemm(const DotTile& t) {
+  const int64_t nb = t.n / kQK;
+  const Q8_0LaneAct* acts = act_table<Q8_0LaneAct, BlockQ8_0>(t, [](const BlockQ8_0& a) {
+    alignas(64) int32_t offsets[kRowLanes];
+    vi_store(offsets, vi_signed_offset(vi_repeat(load256(a.qs))));
+    Q8_0LaneAct x;
+    std::memcpy(x.offset, offsets, sizeof x.offset);
+    x.d = half(a.d);
+    return x;
+  });
+  if (t.packed && t.cols == 1) {  // decode: each block's registers straight from the weight stream
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes)
+      q8_0_lane_block<1>(t, [&](int64_t i) { return q8_0_packed_lane_rows(t, r0, i); }, acts, r0, 0);
+    return;
+  }
+  for_prepared_row_blocks<kRowLanes, Q8_0LaneRows, 2>(
+      t, nb, 1,
+      [&](const char* const* wp, int64_t r0, int64_t i, Q8_0LaneRows* out) {
+        if (t.packed)
+          *out = q8_0_packed_lane_rows(t, r0, i);
+        else
+          q8_0_file_lane_rows(wp, i, *out);
+      },
+      [&](auto cols, const Q8_0LaneRows* rows, int64_t r0, int64_t c0) {
+        q8_0_lane_block<decltype(cols)::value>(t, [rows](int64_t i) -> const Q8_0LaneRows& { return rows[i]; }, acts, r0, c0);
+      });
+}
+
+// Q4_0 repacked order: per output one float accumulator, one FMA per block of its exact
+// integer dot. kRowLanes weight rows share a register, one lane each (their 16 nibble bytes
+// transposed to dword columns), so a block's dot needs no horizontal sum. The levels are
+// dotted as unsigned nibbles, each lane starting from -8 * (the activation's block sum).
+
+// One block of kRowLanes rows, ready for any number of columns.
+struct Q4_0Rows {
+  VI lo[4], hi[4];  // nibbles of elements 4j..4j+3 and 16+4j..16+4j+3, one row per lane
+  VR d;
+};
+
+// What a column contributes per block besides its levels.
+struct Q4_0Act {
+  int32_t offset;  // -8 * sum of the block's levels
+  float d;
+};
+
+// Block i of the kRowLanes rows from tile row r on, in the packed layout: loads, no transpose.
+inline void q4_0_packed_block(const DotTile& t, int64_t r, int64_t i, Q4_0Rows& w) {
+  const char* blk = packed_block(t, r, i, sizeof(BlockQ4_0));
+  const int64_t lane0 = r % kPackRows;  // kRowLanes divides kPackRows
+  for (int j = 0; j < 4; ++j) {
+    const VI quad = vi_load(blk + kPackRows * 2 + (j * kPackRows + lane0) * 4);
+    w.lo[j] = vi_low_nibbles(quad);
+    w.hi[j] = vi_high_nibbles(quad);
+  }
+  w.d = vr_load_f16(reinterpret_cast<const uint16_t*>(blk) + lane0);
+}
+
+// Block i of the rows at wp (kRowLanes of them), transposed.
+inline void q4_0_block(const char* const* wp, int64_t i, Q4_0Rows& w) {
+  const uint8_t* qs[kRowLanes];
+  alignas(64) uint16_t dh[kRowLanes];
+  for (int r = 0; r < kRowLanes; ++r) {
+    const BlockQ4_0& b = reinterpret_cast<const BlockQ4_0*>(wp[r])[i];
+    qs[r] = b.qs;
+    dh[r] = b.d;
+  }
+  VI quads[4];
+  load_row_quads(qs, quads);
+  for (int j = 0; j < 4; ++j) {
+    w.lo[j] = vi_low_nibbles(quads[j]);
+    w.hi[j] = vi_high_nibbles(quads[j]);
+  }
+  w.d = vr_load_f16(dh);
+}
+
+// Block i of the kRowLanes rows from tile row r0 (the file's rows at wp), in either layout.
+[[gnu::always_inline]] inline void q4_0_rows(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, Q4_0Rows& w) {
+  if (t.packed)
+    q4_0_packed_block(t, r0, i, w);
+  else
+    q4_0_block(wp, i, w);
+}
+
+// Columns c0 .. c0 + CB - 1 against rows r0 .. r0 + kRowLanes - 1: their blocks prepared in
+// `prepared` (Prepared), or loaded from the packed layout or transposed here as they are used
+// (known at compile time, so a block made here stays in registers).
+template <int CB, bool Prepared>
+void q4_0_serial_block(const DotTile& t, const Q4_0Rows* prepared, const Q4_0Act* act, int64_t r0, int64_t c0) {
+  const char* wp[kRowLanes];
+  const char* ap[CB];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  const int64_t nb = t.n / kQK;
+  VR acc[CB];
+  for (int c = 0; c < CB; ++c) acc[c] = vr_zero();
+  for (int64_t i = 0; i < nb; ++i) {
+    Q4_0Rows here;
+    if (!Prepared) {
+      prefetch_next<kRowLanes>(t, r0, i, nb, sizeof(BlockQ4_0));
+      q4_0_rows(t, wp, r0, i, here);
+    }
+    const Q4_0Rows& w = Prepared ? prepared[i] : here;
+    // Each level register feeds every column before the next: the columns' chains interleave.
+    const Q4_0Act* x[CB];
+    VI s[CB];
+#pragma GCC unroll 8
+    for (int c = 0; c < CB; ++c) {
+      x[c] = &act[min_i64(c0 + c, t.cols - 1) * nb + i];
+      s[c] = vi_set1(x[c]->offset);
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j)
+#pragma GCC unroll 8
+      for (int c = 0; c < CB; ++c) {
+        const int8_t* qs = reinterpret_cast<const BlockQ8_0*>(ap[c])[i].qs;
+        s[c] = vi_dot_u8(s[c], w.lo[j], qs + 4 * j);
+        s[c] = vi_dot_u8(s[c], w.hi[j], qs + 16 + 4 * j);
+      }
+#pragma GCC unroll 8
+    for (int c = 0; c < CB; ++c)
+      acc[c] = vr_fma(vr_from_i32(s[c]), vr_mul(w.d, vr_set1(x[c]->d)), acc[c]);
+  }
+  for (int c = 0; c < CB; ++c) store_row_lanes(t, r0, c0 + c, acc[c]);
+}
+
+void q4_0_serial(const DotTile& t) {
+  const int64_t nb = t.n / kQK;
+  const Q4_0Act* acts = act_table<Q4_0Act, BlockQ8_0>(t, [](const BlockQ8_0& a) {
+    const __m256i ones = _mm256_set1_epi8(1);
+    const int32_t sum = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones, load256(a.qs)), _mm256_set1_epi16(1)));
+    return Q4_0Act{-8 * sum, half(a.d)};
+  });
+  if (t.cols == 1) {
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_0_serial_block<1, false>(t, nullptr, acts, r0, 0);
+    return;
+  }
+  // Several columns: each row block transposed once, then reused by every column.
+  for_prepared_row_blocks<kRowLanes, Q4_0Rows>(
+      t, nb, 1, [&](const char* const* wp, int64_t r0, int64_t i, Q4_0Rows* out) { q4_0_rows(t, wp, r0, i, *out); },
+      [&](auto cols, const Q4_0Rows* rows, int64_t r0, int64_t c0) {
+        q4_0_serial_block<decltype(cols)::value, true>(t, rows, acts, r0, c0);
+      });
+}

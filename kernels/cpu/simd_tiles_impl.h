@@ -1,0 +1,136 @@
+// Part of the SIMD kernel bodies (simd_kernels_impl.h lists the parts, in order): the vector
+// vocabulary's shared names, tile iteration, scratch buffers and prefetching.
+
+using engine::quant::BlockQ4_0;
+using engine::quant::BlockQ4_1;
+using engine::quant::BlockQ5_0;
+using engine::quant::BlockQ5_1;
+using engine::quant::BlockQ8_0;
+using engine::quant::BlockQ8_1;
+using engine::quant::BlockQ8_K;
+using engine::quant::KBlockInts;
+using engine::quant::kQK;
+using engine::quant::kQK_K;
+
+constexpr int kVecLanes = 16;
+
+inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// Row / column pointers of a tile block, clamped to the tile (edge blocks recompute the last
+// row or column; only valid outputs are stored).
+template <int N>
+void block_ptrs(const char* base, size_t stride, int64_t first, int64_t count, const char* (&p)[N]) {
+  for (int i = 0; i < N; ++i) p[i] = base + min_i64(first + i, count - 1) * static_cast<int64_t>(stride);
+}
+
+inline void store_out(const DotTile& t, int64_t r, int64_t c, float v) {
+  if (r < t.rows && c < t.cols) std::memcpy(t.out + r * t.out_row + c * t.out_col, &v, sizeof v);
+}
+
+// Block i of the tile's activation column c.
+template <typename Act>
+const Act& act_block(const DotTile& t, int64_t c, int64_t i) {
+  return reinterpret_cast<const Act*>(t.a + c * static_cast<int64_t>(t.a_stride))[i];
+}
+
+// Block i of the packed group (repack.h) that holds tile row r.
+inline const char* packed_block(const DotTile& t, int64_t r, int64_t i, size_t block_bytes) {
+  return t.w + (r / kPackRows * kPackRows) * static_cast<int64_t>(t.w_stride) + i * kPackRows * static_cast<int64_t>(block_bytes);
+}
+
+// n objects of T in a per-thread buffer aligned for T (vector types included), kept across calls
+// so no call allocates once the largest size was seen; one buffer per type.
+template <typename T>
+T* thread_buffer(size_t n) {
+  thread_local std::vector<unsigned char> bytes;
+  if (bytes.size() < n * sizeof(T) + alignof(T)) bytes.resize(n * sizeof(T) + alignof(T));
+  void* p = bytes.data();
+  size_t space = bytes.size();
+  return static_cast<T*>(std::align(alignof(T), n * sizeof(T), p, space));
+}
+
+// What each block of 32 activations contributes besides its levels, made once per tile in a
+// per-thread table: entry(block i of column c) at c * (n / 32) + i.
+template <typename Entry, typename Act, typename MakeEntry>
+const Entry* act_table(const DotTile& t, MakeEntry entry) {
+  const int64_t nb = t.n / kQK;
+  Entry* table = thread_buffer<Entry>(static_cast<size_t>(t.cols * nb));
+  for (int64_t c = 0; c < t.cols; ++c)
+    for (int64_t i = 0; i < nb; ++i) table[c * nb + i] = entry(act_block<Act>(t, c, i));
+  return table;
+}
+
+// Prefetches the part of rows [r0, r0 + RB) (clamped to the tile) that step i of n steps will
+// need, so the next row block streams in while this one is computed (rows are many
+// interleaved streams, more than the hardware prefetcher follows).
+template <int RB>
+inline void prefetch_rows(const DotTile& t, int64_t r0, int64_t i, int64_t n) {
+  if (r0 >= t.rows) return;
+  const int64_t rows = min_i64(RB, t.rows - r0);
+  const int64_t bytes = rows * static_cast<int64_t>(t.w_stride), per_step = (bytes + n - 1) / n;
+  const char* base = t.w + r0 * static_cast<int64_t>(t.w_stride);
+  for (int64_t o = i * per_step; o < min_i64(bytes, (i + 1) * per_step); o += 64) __builtin_prefetch(base + o);
+}
+
+// A packed weight (or a float row after row) is one stream per thread: fetching it this far
+// ahead into L2 keeps memory busy between the kernel's loads, which the hardware prefetcher
+// alone does not; the same lines are then pulled into L1 a short way (1 KiB) ahead of use
+// (into_l1; not where the stream is reread, as a GEMM without prepared rows does).
+constexpr int64_t kStreamAhead = 16384;
+constexpr int64_t kL1Ahead = 1024;
+// Zero, read from memory each time on purpose: a far prefetch's address waits on this load, so
+// the prefetch issues a few cycles after the block's own loads. Issued together with them, the
+// far prefetches cost ~10% of a two-thread decode stream here (docs/benchmarks.md).
+inline volatile size_t g_far_prefetch_wait = 0;
+inline void prefetch_stream(const char* p, size_t bytes, bool into_l1 = true) {
+  for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + kStreamAhead + o + g_far_prefetch_wait, 0, 2);
+  if (into_l1)
+    for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + kL1Ahead + o, 0, 3);
+}
+
+// Before block step i of n over rows r0..: packed, this thread's stream ahead; in the file
+// layout, a share of the next RB rows. (Inlined by force, as the loaders below: a call inside a
+// kernel loop spills every vector register.)
+template <int RB>
+[[gnu::always_inline]] inline void prefetch_next(const DotTile& t, int64_t r0, int64_t i, int64_t n, size_t block_bytes) {
+  if (t.packed)
+    prefetch_stream(packed_block(t, r0, i, block_bytes), kPackRows * block_bytes);
+  else
+    prefetch_rows<RB>(t, r0 + RB, i, n);
+}
+
+// Calls block(r0, c0) over the tile: rows in groups of RB, columns in groups of CB (blockN; a
+// last group of at least CB / 2 columns too, its missing columns recomputed and not stored),
+// any fewer one at a time (block1).
+template <int RB, int CB = 4, typename BlockN, typename Block1>
+void for_blocks(const DotTile& t, BlockN blockN, Block1 block1) {
+  for (int64_t r0 = 0; r0 < t.rows; r0 += RB) {
+    int64_t c0 = 0;
+    for (; c0 + CB <= t.cols; c0 += CB) blockN(r0, c0);
+    if (c0 < t.cols && 2 * (t.cols - c0) >= CB) {
+      blockN(r0, c0);
+      continue;
+    }
+    for (; c0 < t.cols; ++c0) block1(r0, c0);
+  }
+}
+
+// Several columns: for each group of RB weight rows, prepares block i of the group once
+// (prepare(wp, r0, i, &prepared[i * per_block]), wp the rows in the file layout; the next group
+// prefetched meanwhile), then calls run(cols, prepared, r0, c0) for every column, cols = CB where
+// CB remain, else 1.
+template <int RB, typename Prepared, int CB = 4, typename Prepare, typename Run>
+void for_prepared_row_blocks(const DotTile& t, int64_t nb, int64_t per_block, Prepare prepare, Run run) {
+  Prepared* prepared = thread_buffer<Prepared>(static_cast<size_t>(nb * per_block));
+  for (int64_t r0 = 0; r0 < t.rows; r0 += RB) {
+    const char* wp[RB];
+    block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+    for (int64_t i = 0; i < nb; ++i) {
+      if (!t.packed) prefetch_rows<RB>(t, r0 + RB, i, nb);
+      prepare(wp, r0, i, prepared + i * per_block);
+    }
+    int64_t c0 = 0;
+    for (; c0 + CB <= t.cols; c0 += CB) run(std::integral_constant<int, CB>{}, prepared, r0, c0);
+    for (; c0 < t.cols; ++c0) run(std::integral_constant<int, 1>{}, prepared, r0, c0);
+  }
+}
