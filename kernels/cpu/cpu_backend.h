@@ -1,0 +1,72 @@
+#pragma once
+// The CPU backend: holds a copy of the weights (the SIMD kernels' weights regrouped in it,
+// repack.h), the KV cache and the compute buffer in host memory (cpu_storage.cpp); validates
+// every node against the kernels' (op, dtype) support, then runs the nodes in order on a
+// persistent thread pool, timing each with steady_clock when profiling (cpu_backend.cpp). A
+// causal prefill attention (kq, its softmax, kqv) runs as one fused pass (attention.h).
+#include <optional>
+#include <vector>
+
+#include "cpu/attention.h"
+#include "cpu/cpu_device.h"
+#include "cpu/host_buffer.h"
+#include "cpu/thread_pool.h"
+#include "engine/backend.h"
+#include "engine/host_memory.h"
+
+namespace engine::cpu {
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(int n_threads) : pool_(n_threads), device_(cpu_device()) {}
+
+  std::string_view name() const override { return "cpu"; }
+  const DeviceInfo& device() const override { return device_; }
+  bool supports(const Tensor& node) const override;
+
+  // cpu_storage.cpp
+  void load_weights(const Model& model) override;
+  void allocate_kv(const KVCache& kv) override;
+  void allocate(Graph& graph, const Plan& plan) override;
+  void set_input(const Tensor& input, const void* data, size_t bytes) override;
+  void get_output(const Tensor& output, void* data, size_t bytes) override;
+  void synchronize() override {}  // compute returns when its work is done
+
+  void compute(const Graph& graph, Profiler* profiler) override;
+
+  size_t weights_bytes() const override { return weights_.size(); }
+  size_t kv_cache_bytes() const override { return kv_.size(); }
+  size_t compute_buffer_bytes() const override { return buffer_.size(); }
+  size_t scratch_bytes() const override { return scratch_.size(); }
+  bool prefill_float_activations(DType weight) const override;
+
+ private:
+  void validate(const Tensor& node) const;
+  // Points the weight and KV leaves the nodes read (directly or through views) at this
+  // backend's copies of them.
+  void bind_leaves(Graph& graph);
+  void bind_leaf(Tensor& leaf);
+  // Whether `t` is a weight this backend holds regrouped for MUL_MAT.
+  bool is_packed(const Tensor* t) const { return t->has(kWeight) && packed_[t->storage_index]; }
+  // Regroups, once, the weights the SIMD kernels read packed (repack.h), every thread taking
+  // an even share of each weight's row groups.
+  void pack_weights(const Graph& graph);
+  int threads_for(const Tensor* node) const;
+  void run_attention(Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& parts);
+  void run_node(Tensor* node);
+
+  ThreadPool pool_;
+  Barrier barrier_;
+  HostBuffer buffer_;
+  HostBuffer scratch_;
+  const Graph* allocated_ = nullptr;  // the graph last allocated: the one compute may run
+  std::vector<bool> fused_;           // by node of it: a fused attention starts here
+  DeviceInfo device_;
+  const std::vector<GGUFTensorInfo>* weight_infos_ = nullptr;  // where each weight lies in weights_
+  HostMemory weights_;
+  std::vector<bool> packed_;  // by weight: regrouped for the SIMD kernels
+  HostMemory kv_;
+  std::optional<KVCache> kv_layout_;
+};
+
+}  // namespace engine::cpu

@@ -1,0 +1,81 @@
+// The CPU backend's memory: its copy of the weights (packed where the SIMD kernels read them
+// packed), the KV cache, the compute buffer and scratch, and the binding of a graph to them.
+#include <cstring>
+#include <string>
+
+#include "cpu/cpu_backend.h"
+#include "cpu/cpu_features.h"
+#include "cpu/repack.h"
+#include "cpu/row_split.h"
+#include "cpu/scratch.h"
+#include "engine/error.h"
+
+namespace engine::cpu {
+
+void CpuBackend::load_weights(const Model& model) {
+  weight_infos_ = &model.file().tensors();
+  weights_ = HostMemory(model.weight_storage_bytes());
+  model.file().copy_data(weights_.data(), weights_.size());
+  packed_.assign(weight_infos_->size(), false);
+}
+
+void CpuBackend::allocate_kv(const KVCache& kv) {
+  kv_ = HostMemory(kv.bytes());
+  kv_layout_ = kv;
+}
+
+void CpuBackend::allocate(Graph& graph, const Plan& plan) {
+  bind_leaves(graph);
+  if (simd_active()) pack_weights(graph);
+  buffer_.reserve(plan.buffer_size);
+  plan.bind(graph, buffer_.data());
+  scratch_.reserve(cpu::scratch_bytes(graph, plan, pool_.size()));
+  fused_.assign(graph.nodes().size(), false);
+  for (size_t i = 0; i < graph.nodes().size(); ++i) fused_[i] = fuses_attention(graph.nodes(), i, plan);
+  allocated_ = &graph;
+}
+
+void CpuBackend::set_input(const Tensor& input, const void* data, size_t bytes) {
+  if (!input.has(kInput) || !input.data || bytes != input.nbytes())
+    throw Error("cpu backend: cannot set input '" + input.name + "' from " + std::to_string(bytes) + " bytes");
+  std::memcpy(input.data, data, bytes);
+}
+
+void CpuBackend::get_output(const Tensor& output, void* data, size_t bytes) {
+  if (!output.has(kOutput) || !output.data || bytes != output.nbytes())
+    throw Error("cpu backend: cannot read output '" + output.name + "' into " + std::to_string(bytes) + " bytes");
+  std::memcpy(data, output.data, bytes);
+}
+
+void CpuBackend::bind_leaves(Graph& graph) {
+  for (Tensor* node : graph.nodes())
+    for (Tensor* leaf : {node->src[0], node->src[1], node->src[2], node->view_src})
+      if (leaf) bind_leaf(*leaf);
+}
+
+void CpuBackend::bind_leaf(Tensor& leaf) {
+  if (leaf.has(kWeight)) {
+    if (!weight_infos_ || leaf.storage_index < 0 || static_cast<size_t>(leaf.storage_index) >= weight_infos_->size())
+      throw Error("cpu backend: weight '" + leaf.name + "' is not among the loaded weights");
+    leaf.data = weights_.data() + (*weight_infos_)[leaf.storage_index].offset;
+  } else if (leaf.has(kKV)) {
+    if (!kv_layout_ || leaf.storage_index < 0 || kv_layout_->offset(leaf.storage_index) + leaf.nbytes() > kv_.size())
+      throw Error("cpu backend: KV tensor '" + leaf.name + "' lies outside the allocated KV cache");
+    leaf.data = kv_.data() + kv_layout_->offset(leaf.storage_index);
+  }
+}
+
+void CpuBackend::pack_weights(const Graph& graph) {
+  for (Tensor* w : weights_to_pack(graph, [&](const Tensor& t) { return is_packed(&t); })) {
+    const int64_t groups = w->ne[1] / kPackRows;
+    const size_t group_bytes = kPackRows * w->nb[1];
+    pool_.run(pool_.size(), [&](int ith) {
+      const WorkRange mine = split_work(groups, ith, pool_.size());
+      if (mine.begin < mine.end)
+        pack_rows(w->type, w->ne[0], (mine.end - mine.begin) * kPackRows, static_cast<char*>(w->data) + mine.begin * group_bytes);
+    });
+    packed_[w->storage_index] = true;
+  }
+}
+
+}  // namespace engine::cpu
