@@ -71,6 +71,7 @@ Tensor* Graph::new_view(Op op, Tensor* a, const int64_t ne[4], const size_t nb[4
   t.src[0] = a;
   t.view_src = a->view_src ? a->view_src : a;
   t.view_offs = a->view_offs + offset;
+  t.view_offs_per_past = a->view_offs_per_past;
   t.layer = layer_;
   t.module = module_;
   require(t.view_offs + t.nbytes() <= t.view_src->nbytes(), op,

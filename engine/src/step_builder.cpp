@@ -33,6 +33,8 @@ StepBuilder::StepBuilder(const Model& model, const KVCache& kv, const StepShape&
     throw Error("outputs must be between 1 and the token count, got " + std::to_string(step.n_outputs));
   out_.graph = std::make_unique<Graph>();
   out_.n_kv = attention_span(step.n_past, step.n_tokens, kv.n_ctx());
+  out_.n_past = step.n_past;
+  out_.n_ctx = kv.n_ctx();
   Graph& graph = *out_.graph;
   out_.tokens = graph.new_tensor_1d(DType::I32, step.n_tokens, "inp_tokens");
   out_.pos = graph.new_tensor_1d(DType::I32, step.n_tokens, "inp_pos");
@@ -86,9 +88,11 @@ Tensor* StepBuilder::attention(int64_t il, Tensor* q, Tensor* k, Tensor* v, floa
 
   Tensor* k_view = named(gr.view_1d(kc, n_tokens * n_embd_kv, row_bytes(type, n_embd_kv) * step_.n_past),
                          "k_cache_view" + sfx);
+  k_view->view_offs_per_past = row_bytes(type, n_embd_kv);
   gr.expand(named(gr.cpy(k, k_view), "k_cache_view" + sfx));
   Tensor* v_t = named(gr.transpose(v), v->name);
   Tensor* v_view = named(gr.view_2d(vc, n_tokens, n_embd_kv, n_ctx * elem, step_.n_past * elem), "v_cache_view" + sfx);
+  v_view->view_offs_per_past = elem;
   gr.expand(named(gr.cpy(v_t, v_view), "v_cache_view" + sfx));
 
   Tensor* vv = named(gr.view_3d(vc, n_kv, head, n_head_kv, n_ctx * elem, n_ctx * elem * head, 0), "v" + sfx);
@@ -111,6 +115,23 @@ StepGraph StepBuilder::finish(Tensor* logits) {
   g().expand(logits);
   g().name_unnamed_nodes();
   return std::move(out_);
+}
+
+void rebase_step(StepGraph& s, int64_t n_past) {
+  const int64_t n_tokens = s.tokens->ne[0];
+  if (n_past < 0 || n_past + n_tokens > s.n_ctx || attention_span(n_past, n_tokens, s.n_ctx) != s.n_kv)
+    throw Error("a step of " + std::to_string(n_tokens) + " tokens after " + std::to_string(n_past) +
+                " cached ones does not read the " + std::to_string(s.n_kv) + "-position span this graph was built for");
+  const int64_t delta = n_past - s.n_past;
+  for (Tensor* node : s.graph->nodes()) {  // every view and multiply of the step is a node
+    if (node->view_offs_per_past) node->view_offs += static_cast<size_t>(delta) * node->view_offs_per_past;
+    if (node->op == Op::MUL_MAT && mul_mat_params(*node).causal) {
+      MulMatParams p = mul_mat_params(*node);
+      p.causal_past = static_cast<int32_t>(n_past);
+      set_mul_mat_params(*node, p);
+    }
+  }
+  s.n_past = n_past;
 }
 
 void set_step_inputs(Backend& backend, const StepGraph& s, std::span<const int32_t> tokens, int64_t n_past) {

@@ -29,6 +29,8 @@ struct StepGraph {
   Tensor* out_ids = nullptr;  // i32 [n_outputs]
   Tensor* logits = nullptr;   // f32 [n_vocab, n_outputs]
   int64_t n_kv = 0;           // cache positions attention reads
+  int64_t n_past = 0;         // cached tokens before the step
+  int64_t n_ctx = 0;          // positions of the KV cache it was built for
 };
 
 // The step a session reserves its compute buffer for: a full batch of n_ubatch prompt
@@ -44,6 +46,12 @@ constexpr int64_t kMaskRowPad = 32;
 // Builds the step graph for the model's architecture. Weight and KV leaves name their storage
 // (Tensor::storage_index); the backend running the graph binds it.
 StepGraph build_step_graph(const Model& model, const KVCache& kv, const StepShape& step);
+// Turns `s` into the graph of the same step shape after n_past cached tokens: the KV store views'
+// offsets and the causal multiplies' first query position move; nothing else differs from a
+// graph built for it, as long as the attention span (n_kv) stays the same. So a backend can
+// record a graph's commands once per (n_tokens, n_kv) and replay them for later steps with
+// these values updated. Throws Error when n_past leaves the span or the context.
+void rebase_step(StepGraph& s, int64_t n_past);
 // Sets a step's inputs on the backend the graph was allocated on: the tokens, their positions
 // n_past.., the causal mask, and the positions of the last n_outputs tokens as the rows whose
 // logits are computed.

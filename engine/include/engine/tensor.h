@@ -31,6 +31,7 @@ struct Tensor {
   int32_t params[kMaxParams] = {};  // op parameters; floats stored bit-for-bit
   Tensor* view_src = nullptr;       // the tensor whose storage this one aliases
   size_t view_offs = 0;             // byte offset into view_src's storage
+  size_t view_offs_per_past = 0;    // what view_offs gains per cached token (the KV store views; rebase_step)
   uint32_t flags = 0;
   int layer = -1;                   // transformer block index, -1 outside blocks
   std::string module;               // model module it belongs to: "model.layers.3.self_attn.q_proj"

@@ -1,0 +1,83 @@
+// Steps a device can replay: a graph rebased to a later n_past (rebase_step) is the graph built
+// for it, node for node, and computes the same logits; a step outside its span is refused.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "engine/arch.h"
+#include "engine/error.h"
+#include "engine/op_params.h"
+#include "test_models.h"
+
+namespace {
+
+using namespace engine;
+
+void expect_same_graph(const StepGraph& got, const StepGraph& want) {
+  const auto& a = got.graph->nodes();
+  const auto& b = want.graph->nodes();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    SCOPED_TRACE(b[i]->name);
+    EXPECT_EQ(a[i]->name, b[i]->name);
+    EXPECT_EQ(a[i]->op, b[i]->op);
+    EXPECT_EQ(0, std::memcmp(a[i]->ne, b[i]->ne, sizeof a[i]->ne));
+    EXPECT_EQ(0, std::memcmp(a[i]->nb, b[i]->nb, sizeof a[i]->nb));
+    EXPECT_EQ(a[i]->view_offs, b[i]->view_offs);
+    EXPECT_EQ(0, std::memcmp(a[i]->params, b[i]->params, sizeof a[i]->params));
+  }
+  EXPECT_EQ(got.n_past, want.n_past);
+  EXPECT_EQ(got.n_kv, want.n_kv);
+}
+
+std::vector<float> logits_of(Backend& backend, StepGraph& s, const std::vector<int32_t>& tokens, int64_t n_vocab) {
+  backend.allocate(*s.graph, Plan::make(*s.graph));
+  set_step_inputs(backend, s, tokens, s.n_past);
+  backend.compute(*s.graph, nullptr);
+  std::vector<float> logits(static_cast<size_t>(n_vocab));
+  backend.get_output(*s.logits, logits.data(), logits.size() * sizeof(float));
+  return logits;
+}
+
+TEST(StepReplay, RebasedGraphIsTheGraphBuiltForTheLaterStep) {
+  for (const std::string& path : {test_models::synthetic_model(DType::Q8_0), test_models::synthetic_gpt2_model(true)}) {
+    SCOPED_TRACE(path);
+    auto model = Model::load(path);
+    KVCache kv(model->hparams(), 128, DType::F16);
+    for (const int64_t n_tokens : {int64_t{1}, int64_t{5}}) {
+      StepGraph rebased = build_step_graph(*model, kv, StepShape{n_tokens, 40, 1});
+      rebase_step(rebased, 55);  // the same 64-position span
+      expect_same_graph(rebased, build_step_graph(*model, kv, StepShape{n_tokens, 55, 1}));
+    }
+  }
+}
+
+TEST(StepReplay, RebasedGraphComputesTheLaterStepsLogits) {
+  auto model = Model::load(test_models::synthetic_model(DType::F32));
+  KVCache kv(model->hparams(), 64, DType::F32);
+  auto backend = make_cpu_backend(2);
+  backend->load_weights(*model);
+  backend->allocate_kv(kv);
+  const std::vector<int32_t> prompt = {1, 300, 17, 42, 99, 7};
+  StepGraph first = build_step_graph(*model, kv, StepShape{6, 0, 1});
+  logits_of(*backend, first, prompt, model->hparams().n_vocab);
+
+  StepGraph fresh = build_step_graph(*model, kv, StepShape{1, 6, 1});
+  const std::vector<float> want = logits_of(*backend, fresh, {123}, model->hparams().n_vocab);
+  StepGraph replayed = build_step_graph(*model, kv, StepShape{1, 2, 1});  // built for an earlier step
+  rebase_step(replayed, 6);
+  EXPECT_EQ(logits_of(*backend, replayed, {123}, model->hparams().n_vocab), want);
+}
+
+TEST(StepReplay, AStepOutsideTheSpanIsRefused) {
+  auto model = Model::load(test_models::synthetic_model(DType::F32));
+  KVCache kv(model->hparams(), 128, DType::F16);
+  StepGraph s = build_step_graph(*model, kv, StepShape{1, 40, 1});
+  EXPECT_THROW(rebase_step(s, 64), Error);   // reads 96 positions, not 64
+  EXPECT_THROW(rebase_step(s, 128), Error);  // past the context
+  EXPECT_THROW(rebase_step(s, -1), Error);
+  EXPECT_NO_THROW(rebase_step(s, 32));       // still within the 64-position span
+}
+
+}  // namespace
