@@ -1,14 +1,12 @@
 #pragma once
-// A model: its GGUF file (mapped), hyper-parameters read from the metadata, and checked
-// access to its weight tensors.
+// A model: its GGUF file (mapped read-only), hyper-parameters read from the metadata, and
+// checked access to its weight tensors' infos. Backends copy the weights (Backend::load_weights).
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "engine/gguf.h"
-#include "engine/tensor.h"
 
 namespace engine {
 
