@@ -40,6 +40,24 @@ void check_fits(const MemoryUse& need, int64_t n_ctx) {
       gib(available)));
 }
 
+// The largest step a session runs (engine::largest_step) and its plan: what it reserves its
+// compute buffer and scratch for.
+struct Reserve {
+  StepGraph step;
+  Plan plan;
+};
+
+Reserve reserve_for(const Model& model, const KVCache& kv, const SessionParams& params) {
+  StepGraph step = build_step_graph(model, kv, largest_step(kv.n_ctx(), params.n_ubatch));
+  Plan plan = Plan::make(*step.graph);
+  return Reserve{std::move(step), std::move(plan)};
+}
+
+MemoryUse memory_of(const Model& model, const KVCache& kv, const Reserve& reserve, const SessionParams& params) {
+  return MemoryUse{model.weight_storage_bytes(), kv.bytes(), reserve.plan.buffer_size,
+                   backend_scratch_bytes(params.backend, *reserve.step.graph, reserve.plan, params.n_threads)};
+}
+
 }  // namespace
 
 int64_t session_context(const Model& model, const SessionParams& params) {
@@ -48,12 +66,8 @@ int64_t session_context(const Model& model, const SessionParams& params) {
 
 MemoryUse session_memory(const Model& model, const SessionParams& params) {
   check_params(params);
-  const int64_t n_ctx = session_context(model, params);
-  KVCache kv(model.hparams(), n_ctx, params.kv_type);
-  const StepGraph g = build_step_graph(model, kv, largest_step(n_ctx, params.n_ubatch));
-  const Plan plan = Plan::make(*g.graph);
-  return MemoryUse{model.weight_storage_bytes(), kv.bytes(), plan.buffer_size,
-                   backend_scratch_bytes(params.backend, *g.graph, plan, params.n_threads)};
+  const KVCache kv(model.hparams(), session_context(model, params), params.kv_type);
+  return memory_of(model, kv, reserve_for(model, kv, params), params);
 }
 
 Session::~Session() = default;
@@ -70,21 +84,23 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model, con
 
 std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model, const SessionParams& params,
                                          Clock::time_point t0) {
+  check_params(params);
   auto s = std::unique_ptr<Session>(new Session());
   s->created_ = t0;
   s->params_ = params;
   s->model_ = std::move(model);
   const HParams& hp = s->model_->hparams();
   const int64_t n_ctx = session_context(*s->model_, params);
-  check_fits(session_memory(*s->model_, params), n_ctx);
+  s->kv_ = std::make_unique<KVCache>(hp, n_ctx, params.kv_type);
+  // The largest step's graph gives the memory check its figures (session_memory's), then the
+  // backend reserves its buffers with it up front.
+  Reserve reserve = reserve_for(*s->model_, *s->kv_, params);
+  check_fits(memory_of(*s->model_, *s->kv_, reserve, params), n_ctx);
   s->tokenizer_ = Tokenizer::from_gguf(s->model_->file());
   s->backend_ = make_backend(params.backend, BackendParams{params.device, params.n_threads});
   s->backend_->load_weights(*s->model_);
-  s->kv_ = std::make_unique<KVCache>(hp, n_ctx, params.kv_type);
   s->backend_->allocate_kv(*s->kv_);
-  // Reserve the compute buffer for the largest step up front, as the cost model reports it.
-  StepGraph g = build_step_graph(*s->model_, *s->kv_, largest_step(n_ctx, params.n_ubatch));
-  s->backend_->allocate(*g.graph, Plan::make(*g.graph));
+  s->backend_->allocate(*reserve.step.graph, reserve.plan);
   s->timings_.load_ms = ms_since(t0);
   spdlog::info("{}: {} with {} layers, {} embedding, {} heads ({} KV), vocab {}; context {}, KV cache {}, {} backend",
                s->model_->file().path(), hp.arch, hp.n_layer, hp.n_embd, hp.n_head, hp.n_head_kv, hp.n_vocab, n_ctx,
