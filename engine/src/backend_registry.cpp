@@ -68,12 +68,15 @@ std::vector<DeviceInfo> list_devices() {
   return all;
 }
 
-void check_backend(std::string_view name, int device) {
-  const size_t count = entry(name).devices().size();
-  if (device < 0 || static_cast<size_t>(device) >= count)
-    throw Error(std::string(name) + ": no device " + std::to_string(device) + " (it has " + std::to_string(count) +
-                ", numbered from 0)");
+DeviceInfo device_info(std::string_view name, int device) {
+  std::vector<DeviceInfo> devices = entry(name).devices();
+  if (device < 0 || static_cast<size_t>(device) >= devices.size())
+    throw Error(std::string(name) + ": no device " + std::to_string(device) + " (it has " +
+                std::to_string(devices.size()) + ", numbered from 0)");
+  return std::move(devices[static_cast<size_t>(device)]);
 }
+
+void check_backend(std::string_view name, int device) { device_info(name, device); }
 
 std::unique_ptr<Backend> make_backend(std::string_view name, const BackendParams& params) {
   check_backend(name, params.device);

@@ -30,13 +30,6 @@ void check_models(const BenchOptions& opt, const std::vector<BenchTest>& tests) 
   }
 }
 
-// The device the sessions will run on, for the roofline's bandwidth.
-engine::DeviceInfo device_of(const BenchOptions& opt) {
-  for (const engine::DeviceInfo& d : engine::list_devices())
-    if (d.backend == opt.backend && d.index == opt.device) return d;
-  throw engine::Error(fmt::format("{}: no device {}", opt.backend, opt.device));
-}
-
 engine::SessionParams session_params(const BenchOptions& opt, int64_t n_ctx) {
   engine::SessionParams params;
   params.n_ctx = n_ctx;
@@ -77,7 +70,7 @@ void run(const BenchOptions& opt, const std::string& format) {
   // The bandwidth probe serves the tg rows' roofline only; its buffer is freed and the peak RSS
   // reset after it, so the peak reported is the model's, not the probe's.
   if (std::any_of(tests.begin(), tests.end(), [](const BenchTest& t) { return t.kind == BenchTest::Kind::kGen; }))
-    context.bandwidth_gbs = cost::hardware_profile(cost::hardware_name_for(device_of(opt)), opt.threads).mem_bw_gbs;
+    context.bandwidth_gbs = cost::hardware_profile(cost::hardware_name_for(engine::device_info(opt.backend, opt.device)), opt.threads).mem_bw_gbs;
   context.peak_rss_resets = reset_peak_rss();
   const auto report = make_report(format, std::cout, context);
   std::vector<BenchRecord> records;

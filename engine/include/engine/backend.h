@@ -99,6 +99,8 @@ std::vector<DeviceInfo> list_devices();
 // unknown name is named with the known ones, a known one that was not built says so, and a
 // device it does not have is named with the count it has.
 void check_backend(std::string_view name, int device = 0);
+// Device `device` of backend `name`; throws Error as check_backend does.
+DeviceInfo device_info(std::string_view name, int device);
 // The backend `name` on device params.device. Throws Error as check_backend does.
 std::unique_ptr<Backend> make_backend(std::string_view name, const BackendParams& params);
 // The scratch bytes (Backend::scratch_bytes) that backend `name` with `n_threads` threads
