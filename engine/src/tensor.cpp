@@ -7,7 +7,9 @@ namespace engine {
 
 size_t Tensor::nbytes() const {
   if (nelements() == 0) return 0;
-  size_t bytes = row_bytes(type, ne[0]);
+  // A view may stride dimension 0 too (a permuted one does); blocks of a quantized type are dense.
+  const DTypeInfo& info = dtype_info(type);
+  size_t bytes = info.block_size == 1 ? info.block_bytes + static_cast<size_t>(ne[0] - 1) * nb[0] : row_bytes(type, ne[0]);
   for (int i = 1; i < kMaxDims; ++i) bytes += static_cast<size_t>(ne[i] - 1) * nb[i];
   return bytes;
 }

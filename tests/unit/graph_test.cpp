@@ -58,3 +58,14 @@ TEST(DType, BlockLayoutsMatchGGUF) {
   EXPECT_FALSE(dtype_from_gguf(16).has_value());
   EXPECT_THROW(row_bytes(DType::Q4_K, 100), Error);
 }
+
+TEST(Tensor, BytesOfAPermutedViewSpanItsSource) {
+  // Dimension 0 of the view strides over whole rows of the source: the span is the source's.
+  engine::Graph g;
+  const int64_t ne[3] = {13, 7, 3};
+  engine::Tensor* a = g.new_tensor(engine::DType::F32, 3, ne, "a");
+  engine::Tensor* swapped = g.permute(a, 1, 0, 2, 3);
+  EXPECT_EQ(swapped->nbytes(), a->nbytes());
+  engine::Tensor* q = g.new_tensor_2d(engine::DType::Q4_0, 64, 3, "q");
+  EXPECT_EQ(q->nbytes(), 3u * 2 * 18) << "blocks stay dense";
+}
