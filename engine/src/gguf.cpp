@@ -331,19 +331,21 @@ void GGUFFile::parse(GGUFLoad mode) {
   }
 }
 
-void GGUFFile::copy_data(void* dst, size_t bytes) const {
-  if (!has_data_ || data_offset_ + bytes > size_)
-    throw Error(path_ + ": no tensor data to copy (" + std::to_string(bytes) + " bytes asked)");
+void GGUFFile::copy_data(void* dst, size_t offset, size_t bytes) const {
+  if (!has_data_ || offset > size_ - data_offset_ || bytes > size_ - data_offset_ - offset)
+    throw Error(path_ + ": no tensor data to copy (" + std::to_string(bytes) + " bytes asked at offset " +
+                std::to_string(offset) + ")");
+  const size_t start = data_offset_ + offset;
   if (!owned_.empty()) {
-    std::memcpy(dst, map_ + data_offset_, bytes);
+    std::memcpy(dst, map_ + start, bytes);
     return;
   }
   auto* out = static_cast<uint8_t*>(dst);
   for (size_t done = 0; done < bytes;) {
-    const ssize_t n = pread(fd_, out + done, bytes - done, static_cast<off_t>(data_offset_ + done));
+    const ssize_t n = pread(fd_, out + done, bytes - done, static_cast<off_t>(start + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0)
-      throw Error(path_ + ": cannot read tensor data at offset " + std::to_string(data_offset_ + done) + ": " +
+      throw Error(path_ + ": cannot read tensor data at offset " + std::to_string(start + done) + ": " +
                   (n < 0 ? std::strerror(errno) : "the file ended early"));
     done += static_cast<size_t>(n);
   }

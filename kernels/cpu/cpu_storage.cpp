@@ -15,7 +15,7 @@ namespace engine::cpu {
 void CpuBackend::load_weights(const Model& model) {
   weight_infos_ = &model.file().tensors();
   weights_ = HostMemory(model.weight_storage_bytes());
-  model.file().copy_data(weights_.data(), weights_.size());
+  model.file().copy_data(weights_.data(), 0, weights_.size());
   packed_.assign(weight_infos_->size(), false);
 }
 

@@ -288,13 +288,17 @@ TEST(GGUFRoundTrip, CopyDataReadsTheDataSectionFromFileOrImage) {
     SCOPED_TRACE(f->path());
     const GGUFTensorInfo& t = f->tensors()[0];
     std::vector<uint8_t> copy(t.offset + t.nbytes);
-    f->copy_data(copy.data(), copy.size());
+    f->copy_data(copy.data(), 0, copy.size());
     EXPECT_EQ(std::vector<uint8_t>(copy.begin() + static_cast<long>(t.offset), copy.end()), payload);
-    EXPECT_THROW(f->copy_data(copy.data(), f->file_size()), Error) << "past the end of the file";
+    std::vector<uint8_t> tail(100);
+    f->copy_data(tail.data(), t.offset + 1000, tail.size());
+    EXPECT_EQ(tail, std::vector<uint8_t>(payload.begin() + 1000, payload.begin() + 1100)) << "a piece from an offset";
+    EXPECT_THROW(f->copy_data(copy.data(), 0, f->file_size()), Error) << "past the end of the file";
+    EXPECT_THROW(f->copy_data(tail.data(), SIZE_MAX - 10, tail.size()), Error) << "an offset that overflows";
   }
   auto header = GGUFFile::open(path, GGUFLoad::kHeaderOnly);
   std::vector<uint8_t> copy(16);
-  EXPECT_NO_THROW(header->copy_data(copy.data(), copy.size())) << "the data is there, only not checked";
+  EXPECT_NO_THROW(header->copy_data(copy.data(), 0, copy.size())) << "the data is there, only not checked";
 }
 
 TEST(GGUFWriter, HonoursCallerAlignment) {

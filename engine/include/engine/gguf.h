@@ -106,10 +106,10 @@ class GGUFFile {
   const GGUFTensorInfo* find_tensor(std::string_view name) const;
   // Pointer to the tensor's bytes in the mapping (or image); nullptr when has_data() is false.
   const void* tensor_data(const GGUFTensorInfo& t) const;
-  // Copies the first `bytes` bytes of the data section (each tensor at its offset) to `dst`,
-  // read from the file (pread: the mapping's pages stay out of the process's memory) or
-  // from the image. Throws Error when the data is absent or a read fails.
-  void copy_data(void* dst, size_t bytes) const;
+  // Copies `bytes` bytes of the data section from `offset` on (each tensor lies at its own
+  // offset) to `dst`, read from the file (pread: the mapping's pages stay out of the process's
+  // memory) or from the image. Throws Error when the data is absent or a read fails.
+  void copy_data(void* dst, size_t offset, size_t bytes) const;
 
  private:
   GGUFFile() = default;
