@@ -57,6 +57,14 @@ HardwareProfile parse_profile(const engine::EmbeddedFile& file) {
   p.peak_tflops_f16 = figure(peak, "f16", peak_where);
   p.peak_tflops_bf16 = figure(peak, "bf16", peak_where);
   p.peak_tflops_int8 = figure(peak, "int8", peak_where);
+  if (const auto names = j.find("device_names"); names != j.end()) {
+    if (!names->is_array()) throw engine::Error(where + " key 'device_names' must be an array of strings");
+    for (const json& n : *names) {
+      if (!n.is_string() || n.get_ref<const std::string&>().empty())
+        throw engine::Error(where + " key 'device_names' must be an array of non-empty strings");
+      p.device_names.push_back(n.get<std::string>());
+    }
+  }
   return p;
 }
 
@@ -92,7 +100,10 @@ const std::vector<HardwareProfile>& builtin_profiles() {
 }
 
 std::string hardware_name_for(const engine::DeviceInfo& device) {
-  if (device.backend == "cpu") return "cpu-local";
+  // A software GPU driver (lavapipe) computes on the host's cores from the host's memory.
+  if (device.backend == "cpu" || device.type == "software") return "cpu-local";
+  for (const HardwareProfile& p : builtin_profiles())
+    if (std::find(p.device_names.begin(), p.device_names.end(), device.name) != p.device_names.end()) return p.name;
   throw engine::Error("no hardware profile for " + device.backend + " device " + std::to_string(device.index) + " ('" +
                       device.name + "'); name one with --hw");
 }

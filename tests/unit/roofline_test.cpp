@@ -87,6 +87,16 @@ TEST(Hardware, CpuLocalMeasuresPlausibleRates) {
   EXPECT_NE(p.description.find("2 threads"), std::string::npos) << p.description;
 }
 
+TEST(Hardware, DevicesFindTheirProfileByTheNameTheirDriverReports) {
+  DeviceInfo gpu{"vulkan", 0, "NVIDIA H100 80GB HBM3", 0, 0, "nvidia", "discrete-gpu", 32};
+  EXPECT_EQ(cost::hardware_name_for(gpu), "h100-sxm");
+  gpu.name = "Some Future GPU";
+  EXPECT_THROW(cost::hardware_name_for(gpu), engine::Error) << "no profile names it";
+  const DeviceInfo lavapipe{"vulkan", 0, "llvmpipe (LLVM 15.0.6, 256 bits)", 0, 0, "llvmpipe", "software", 8};
+  EXPECT_EQ(cost::hardware_name_for(lavapipe), "cpu-local") << "a software driver runs on the host";
+  EXPECT_EQ(cost::hardware_name_for(DeviceInfo{"cpu", 0, "AMD EPYC", 0, 0, "avx512", "cpu", 0}), "cpu-local");
+}
+
 TEST(Hardware, CpuLocalRejectsZeroThreads) { EXPECT_THROW(cost::measure_local_cpu(0), engine::Error); }
 
 TEST(Roofline, MatMulClassFollowsTheWeightType) {

@@ -25,6 +25,7 @@ struct HardwareProfile {
   double peak_tflops_bf16 = 0;
   double peak_tflops_int8 = 0;
   double mem_gb = 0;  // memory capacity, GB
+  std::vector<std::string> device_names;  // the names drivers report for it ("NVIDIA H100 80GB HBM3")
 
   double peak_tflops(ComputeClass c) const;
 };
@@ -32,8 +33,9 @@ struct HardwareProfile {
 // The datasheet profiles, in name order; parsed once, on first use.
 const std::vector<HardwareProfile>& builtin_profiles();
 
-// The profile that predictions set beside a device's measurements use: the CPU is measured
-// on the spot ("cpu-local"); a device with no profile of its own is an engine::Error.
+// The profile that predictions set beside a device's measurements use: the CPU, and a software
+// GPU driver running on it, are measured on the spot ("cpu-local"); a GPU takes the profile
+// listing its name among device_names; a device with no profile is an engine::Error.
 std::string hardware_name_for(const engine::DeviceInfo& device);
 
 // Throws engine::Error naming the known profiles when `name` is none of them; measures nothing.
