@@ -6,6 +6,7 @@ packages=(
   libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   chromium fonts-dejavu-core  # headless browser and its fonts for the HTML report test (tests/e2e/html_report_test.py)
+  libvulkan-dev glslang-tools mesa-vulkan-drivers vulkan-tools  # the Vulkan backend, its shader compiler, lavapipe (Vulkan on the CPU), vulkaninfo
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -6,6 +6,9 @@
 #include "cpu/scratch.h"
 #include "engine/backend.h"
 #include "engine/error.h"
+#ifdef ENGINE_WITH_VULKAN
+#include "vulkan/vulkan_entry.h"
+#endif
 
 namespace engine {
 namespace {
@@ -15,6 +18,7 @@ struct BackendEntry {
   std::vector<DeviceInfo> (*devices)();  // nullptr: not built into this binary
   std::unique_ptr<Backend> (*make)(const BackendParams& params);
   size_t (*scratch)(const Graph& graph, const Plan& plan, int n_threads);
+  std::string_view how_to_build;  // what a build needs to have it
 };
 
 std::vector<DeviceInfo> cpu_devices() { return {cpu::cpu_device()}; }
@@ -23,11 +27,20 @@ size_t cpu_scratch(const Graph& graph, const Plan& plan, int n_threads) {
   return cpu::scratch_bytes(graph, plan, cpu::cpu_thread_count(n_threads));
 }
 
-// In name order. The GPU backends are part of the product but not of this source tree's build yet.
+constexpr std::string_view kVulkanNeeds = "the Vulkan loader and glslang (tools/setup.sh installs them), then cmake -DENGINE_VULKAN=ON";
+#ifdef ENGINE_WITH_VULKAN
+std::unique_ptr<Backend> make_vulkan(const BackendParams& params) { return vulkan::make_backend(params.device); }
+size_t vulkan_scratch(const Graph& graph, const Plan&, int) { return vulkan::scratch_bytes(graph); }
+constexpr BackendEntry kVulkan{"vulkan", vulkan::devices, make_vulkan, vulkan_scratch, kVulkanNeeds};
+#else
+constexpr BackendEntry kVulkan{"vulkan", nullptr, nullptr, nullptr, kVulkanNeeds};
+#endif
+
+// In name order; a backend this binary was built without has no functions.
 constexpr BackendEntry kBackends[] = {
-    {"cpu", cpu_devices, make_cpu, cpu_scratch},
-    {"cuda", nullptr, nullptr, nullptr},
-    {"vulkan", nullptr, nullptr, nullptr},
+    {"cpu", cpu_devices, make_cpu, cpu_scratch, ""},
+    {"cuda", nullptr, nullptr, nullptr, "the CUDA toolkit"},
+    kVulkan,
 };
 
 const BackendEntry& entry(std::string_view name) {
@@ -36,7 +49,8 @@ const BackendEntry& entry(std::string_view name) {
       if (!b.devices) {
         std::string built;
         for (const std::string& a : available_backends()) built += (built.empty() ? "" : ", ") + a;
-        throw Error(std::string(name) + ": not built into this binary (built in: " + built + ")");
+        throw Error(std::string(name) + ": not built into this binary (built in: " + built + "); building it needs " +
+                    std::string(b.how_to_build));
       }
       return b;
     }
@@ -70,6 +84,7 @@ std::vector<DeviceInfo> list_devices() {
 
 DeviceInfo device_info(std::string_view name, int device) {
   std::vector<DeviceInfo> devices = entry(name).devices();
+  if (devices.empty()) throw Error(std::string(name) + ": no device found (no driver reports one)");
   if (device < 0 || static_cast<size_t>(device) >= devices.size())
     throw Error(std::string(name) + ": no device " + std::to_string(device) + " (it has " +
                 std::to_string(devices.size()) + ", numbered from 0)");

@@ -39,7 +39,7 @@ int cpu_thread_count(int requested) {
 DeviceInfo cpu_device() {
   std::string kernels = kernel_set_name(simd_level());
   if (amx_in_use()) kernels += "+amx";
-  return DeviceInfo{"cpu", 0, cpu_model_name(), total_host_memory(), available_host_memory(), kernels};
+  return DeviceInfo{"cpu", 0, cpu_model_name(), total_host_memory(), available_host_memory(), kernels, "cpu"};
 }
 
 }  // namespace engine::cpu

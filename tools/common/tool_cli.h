@@ -100,10 +100,12 @@ CLI::Validator checked_by(Check check, std::string description) {
 
 // --list-devices: one line per device of every backend built in. Returns the exit code.
 inline int print_devices() {
-  fmt::print("{:<8} {:>6}  {:<40} {:>12} {:>12}  {}\n", "backend", "device", "name", "memory", "free", "driver");
+  fmt::print("{:<8} {:>6}  {:<40} {:<14} {:>12} {:>12} {:>8}  {}\n", "backend", "device", "name", "type", "memory", "free",
+             "subgroup", "driver");
   for (const engine::DeviceInfo& d : engine::list_devices())
-    fmt::print("{:<8} {:>6}  {:<40} {:>8.1f} GiB {:>8.1f} GiB  {}\n", d.backend, d.index, d.name,
-               static_cast<double>(d.memory_bytes) / (1 << 30), static_cast<double>(d.free_bytes) / (1 << 30), d.driver);
+    fmt::print("{:<8} {:>6}  {:<40} {:<14} {:>8.1f} GiB {:>8.1f} GiB {:>8}  {}\n", d.backend, d.index, d.name, d.type,
+               static_cast<double>(d.memory_bytes) / (1 << 30), static_cast<double>(d.free_bytes) / (1 << 30),
+               d.subgroup_size > 0 ? std::to_string(d.subgroup_size) : "-", d.driver);
   const std::vector<std::string> built = engine::available_backends();
   std::vector<std::string> missing;
   for (const std::string& b : engine::known_backends())

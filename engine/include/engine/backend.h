@@ -37,12 +37,14 @@ class Profiler {
 
 // One device a backend can run on, as list_devices() reports it.
 struct DeviceInfo {
-  std::string backend;      // "cpu"
+  std::string backend;      // "cpu", "vulkan", "cuda"
   int index = 0;            // the backend's device number (BackendParams::device)
   std::string name;         // "AMD EPYC 9R14"
   size_t memory_bytes = 0;  // the device's memory (the CPU: the system's)
   size_t free_bytes = 0;    // of it, free now (the CPU: MemAvailable)
   std::string driver;       // what runs the kernels ("avx512" for the CPU: its kernel set)
+  std::string type;         // "cpu", "discrete-gpu", "integrated-gpu", "virtual-gpu", "software" (a GPU API on the CPU)
+  int subgroup_size = 0;    // threads that run in lockstep (SIMD width, warp), 0 for the CPU
 };
 
 class Backend {

@@ -1,0 +1,154 @@
+#include "vulkan/dispatch.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "engine/error.h"
+#include "engine/op_params.h"
+
+namespace engine::vulkan {
+namespace {
+
+// The dtypes a weight-reading shader (mul_mat, get_rows) has a variant for: those of the GGUF
+// files the engine loads.
+constexpr DType kWeightTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0, DType::Q4_1,
+                                  DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
+                                  DType::Q4_K, DType::Q5_K, DType::Q6_K};
+
+bool is_weight_type(DType t) { return std::find(std::begin(kWeightTypes), std::end(kWeightTypes), t) != std::end(kWeightTypes); }
+bool is(const Tensor* t, DType type) { return t && t->type == type; }
+bool is_f32_or_absent(const Tensor* t) { return !t || t->type == DType::F32; }
+
+// Largest workgroup count in one grid dimension every Vulkan device takes.
+constexpr uint32_t kMaxGroups = 65535;
+
+uint32_t narrow(int64_t v, const Tensor& node) {
+  if (v < 0 || v > std::numeric_limits<uint32_t>::max())
+    throw Error("vulkan backend: node '" + node.name + "' has a size past 32 bits (" + std::to_string(v) + ")");
+  return static_cast<uint32_t>(v);
+}
+
+// `count` workgroups laid out as x * y, x within the device-wide limit.
+void grid(DispatchPlan& d, int64_t count, const Tensor& node) {
+  const uint32_t n = std::max<uint32_t>(1, narrow(count, node));
+  d.groups[0] = std::min(n, kMaxGroups);
+  d.groups[1] = (n + d.groups[0] - 1) / d.groups[0];
+}
+
+void describe(DispatchRecord& r, int slot, const Tensor* t) {
+  if (!t) return;
+  for (int d = 0; d < kMaxDims; ++d) {
+    r.ne[slot][d] = narrow(t->ne[d], *t);
+    r.nb[slot][d] = narrow(static_cast<int64_t>(t->nb[d]), *t);
+  }
+}
+
+int32_t bits(float f) {
+  int32_t i;
+  std::memcpy(&i, &f, sizeof i);
+  return i;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+constexpr int64_t kElementwiseGroup = 256;  // the local size of the one-element-per-invocation shaders
+
+}  // namespace
+
+bool supports(const Tensor& node) {
+  const Tensor* a = node.src[0];
+  const Tensor* b = node.src[1];
+  if (op_info(node.op).is_view || node.op == Op::NONE) return true;
+  if (!a || (node.op != Op::CPY && node.op != Op::CONT && node.type != DType::F32)) return false;
+  switch (node.op) {
+    case Op::GET_ROWS: return is_weight_type(a->type) && is(b, DType::I32);
+    case Op::MUL_MAT: return is_weight_type(a->type) && is(b, DType::F32);
+    case Op::ADD:
+    case Op::MUL: return is(a, DType::F32) && is(b, DType::F32);
+    case Op::SCALE:
+    case Op::RMS_NORM:
+    case Op::NORM:
+    case Op::SILU:
+    case Op::GELU: return is(a, DType::F32);
+    case Op::ROPE: {
+      const int mode = rope_params(node).mode;
+      return is(a, DType::F32) && is(b, DType::I32) && is_f32_or_absent(node.src[2]) && (mode == kRopeNormal || mode == kRopeNeox);
+    }
+    case Op::SOFT_MAX: return is(a, DType::F32) && is_f32_or_absent(b);
+    case Op::CONT: return is(a, DType::F32) && (node.type == DType::F32 || node.type == DType::F16);
+    case Op::CPY: return is(a, DType::F32) && b && (b->type == DType::F32 || b->type == DType::F16);
+    default: return false;
+  }
+}
+
+DispatchPlan plan_dispatch(const Tensor& node) {
+  DispatchPlan d;
+  DispatchRecord& r = d.record;
+  for (int s = 0; s < kMaxSrc; ++s) describe(r, s, node.src[s]);
+  describe(r, 3, &node);
+  const int64_t elements_groups = (node.nelements() + kElementwiseGroup - 1) / kElementwiseGroup;
+  switch (node.op) {
+    case Op::GET_ROWS:
+      d.shader = "get_rows_" + lower(dtype_name(node.src[0]->type));
+      grid(d, elements_groups, node);
+      break;
+    case Op::MUL_MAT:
+      d.shader = "mul_mat_" + lower(dtype_name(node.src[0]->type));
+      grid(d, node.ne[0], node);
+      d.groups[2] = narrow(node.ne[2] * node.ne[3], node);
+      break;
+    case Op::ADD:
+    case Op::MUL:
+      d.shader = node.op == Op::ADD ? "add" : "mul";
+      grid(d, elements_groups, node);
+      break;
+    case Op::SCALE:
+    case Op::SILU:
+    case Op::GELU:
+      d.shader = node.op == Op::SCALE ? "scale" : node.op == Op::SILU ? "silu" : "gelu";
+      if (node.op == Op::SCALE) r.params[0] = bits(scale_param(node));
+      grid(d, elements_groups, node);
+      break;
+    case Op::RMS_NORM:
+    case Op::NORM:
+      d.shader = node.op == Op::RMS_NORM ? "rms_norm" : "norm";
+      r.params[0] = bits(eps_param(node));
+      grid(d, node.nrows(), node);
+      break;
+    case Op::SOFT_MAX:
+      d.shader = "soft_max";
+      r.params[0] = bits(scale_param(node));
+      r.extra[0] = node.src[1] != nullptr;
+      grid(d, node.nrows(), node);
+      break;
+    case Op::ROPE: {
+      const RopeParams p = rope_params(node);
+      d.shader = "rope";
+      r.params[0] = p.n_rot;
+      r.params[1] = p.mode;
+      r.params[2] = bits(std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot)));  // in float, as the CPU backend
+      r.params[3] = bits(p.freq_scale);
+      r.extra[0] = node.src[2] != nullptr;
+      grid(d, (node.nelements() / 2 + kElementwiseGroup - 1) / kElementwiseGroup, node);
+      break;
+    }
+    case Op::CONT:
+    case Op::CPY: {
+      const DType to = node.op == Op::CPY ? node.src[1]->type : node.type;
+      d.shader = to == DType::F16 ? "copy_f32_f16" : "copy_f32_f32";
+      grid(d, elements_groups, node);
+      break;
+    }
+    default: throw Error("vulkan backend: no shader for " + std::string(op_name(node.op)) + " (node '" + node.name + "')");
+  }
+  return d;
+}
+
+}  // namespace engine::vulkan
