@@ -8,7 +8,6 @@
 #include <spdlog/spdlog.h>
 
 #include "engine/error.h"
-#include "engine/host_memory.h"
 #include "engine/plan.h"
 
 namespace engine {
@@ -29,15 +28,14 @@ void check_params(const SessionParams& params) {
 std::string gib(size_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1 << 30)); }
 
 // Refuses a session whose weights, KV cache and compute buffer cannot fit the memory still
-// free, before any of it is allocated.
-void check_fits(const MemoryUse& need, int64_t n_ctx) {
-  const size_t available = available_host_memory();
-  if (available == 0 || need.total() <= available) return;
+// free on its device (the CPU: the host's), before any of it is allocated.
+void check_fits(const MemoryUse& need, int64_t n_ctx, const DeviceInfo& device) {
+  if (device.free_bytes == 0 || need.total() <= device.free_bytes) return;
   throw Error(fmt::format(
       "a context of {} positions needs {} bytes ({}: weights {} + KV cache {} + compute buffer {} + scratch {}), "
-      "but {} bytes ({}) of memory are available; use a smaller context (-c)",
-      n_ctx, need.total(), gib(need.total()), need.weights, need.kv_cache, need.compute_buffer, need.scratch, available,
-      gib(available)));
+      "but {} bytes ({}) are free on {} device {} ({}); use a smaller context (-c)",
+      n_ctx, need.total(), gib(need.total()), need.weights, need.kv_cache, need.compute_buffer, need.scratch,
+      device.free_bytes, gib(device.free_bytes), device.backend, device.index, device.name));
 }
 
 // The largest step a session runs (engine::largest_step) and its plan: what it reserves its
@@ -95,7 +93,7 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model, con
   // The largest step's graph gives the memory check its figures (session_memory's), then the
   // backend reserves its buffers with it up front.
   Reserve reserve = reserve_for(*s->model_, *s->kv_, params);
-  check_fits(memory_of(*s->model_, *s->kv_, reserve, params), n_ctx);
+  check_fits(memory_of(*s->model_, *s->kv_, reserve, params), n_ctx, device_info(params.backend, params.device));
   s->tokenizer_ = Tokenizer::from_gguf(s->model_->file());
   s->backend_ = make_backend(params.backend, BackendParams{params.device, params.n_threads});
   s->backend_->load_weights(*s->model_);

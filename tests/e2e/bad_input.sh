@@ -45,7 +45,7 @@ expect_error "trace into a folder" "--trace-out: '$dir' is a directory" -m "$dir
 expect_error "count not a number" "--n-predict: 'abc' is not a whole number" -m "$dir/good.gguf" -n abc
 expect_error "temperature not a number" "--temp: 'hot' is not a number" -m "$dir/good.gguf" --temp hot
 # A context beyond memory is refused with the bytes it needs and the bytes free, before allocating.
-expect_error "context beyond memory" "context of 16777216 positions needs [0-9]+ bytes .* weights [0-9]+ \\+ KV cache [0-9]+ \\+ compute buffer [0-9]+.*, but [0-9]+ bytes .* are available" \
+expect_error "context beyond memory" "context of 16777216 positions needs [0-9]+ bytes .* weights [0-9]+ \\+ KV cache [0-9]+ \\+ compute buffer [0-9]+.*, but [0-9]+ bytes .* are free on cpu device 0" \
   -m "$dir/good.gguf" -c 16777216
 
 # The intact model runs under the sanitizers.

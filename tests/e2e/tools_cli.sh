@@ -78,13 +78,19 @@ expect_error "$cost" "--ctx: 'big' is not a whole number" --ctx big
 # Backends: the devices of those built in; one not built in says so, before any model is loaded.
 for tool in "$run" "$bench"; do
   devices=$(timeout 30 "$tool" --list-devices) || fail "$(basename "$tool") --list-devices exited $?"
-  grep -Eq '^cpu +0 +.* GiB +[0-9.]+ GiB +(scalar|avx2|avx512)' <<<"$devices" && ok "$(basename "$tool") --list-devices lists the CPU" \
+  grep -Eq '^cpu +0 +.* cpu +[0-9.]+ GiB +[0-9.]+ GiB +- +(scalar|avx2|avx512)' <<<"$devices" && ok "$(basename "$tool") --list-devices lists the CPU" \
     || fail "$(basename "$tool") --list-devices: $devices"
 done
 for b in vulkan cuda; do
-  if ! grep -q "^$b " <<<"$devices"; then
+  if grep -Eq "^not built into this binary:.*\b$b\b" <<<"$devices"; then
     expect_error "$run" "--backend: $b: not built into this binary" --backend "$b" -m "$dir/none.gguf"
     expect_error "$bench" "--backend: $b: not built into this binary" --backend "$b" -m "$dir/none.gguf"
+  fi
+done
+# A context past a device's free memory is refused before allocating, naming that device.
+for b in cpu vulkan; do
+  if grep -q "^$b " <<<"$devices"; then
+    expect_error "$run" "context of 16777216 positions needs [0-9]+ bytes .* are free on $b device 0" --backend "$b" -c 16777216
   fi
 done
 expect_error "$run" "--backend: unknown backend 'tpu' \\(known: cpu, cuda, vulkan\\)" --backend tpu
