@@ -47,6 +47,7 @@ Analysis analyze_model(const engine::Model& model, std::string source, AnalysisO
   session.kv_type = options.kv_type;
   session.n_ubatch = options.n_ubatch;
   session.n_threads = options.threads;
+  session.backend = options.backend;
   const engine::MemoryUse need = engine::session_memory(model, session);
   a.memory = MemoryEstimate{need.weights, need.kv_cache, need.compute_buffer, need.scratch,
                             engine::largest_step(options.n_ctx, options.n_ubatch).n_tokens};

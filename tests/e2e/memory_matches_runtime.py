@@ -9,12 +9,13 @@ import sys
 
 cost, run = sys.argv[1:3]
 models = sys.argv[3:]
+backend = os.environ.get("ENGINE_BACKEND", "cpu")
 failures = 0
 for model in models:
-    est = json.loads(subprocess.run([cost, model, "--format", "json", "-t", "2"], capture_output=True, check=True,
-                                    text=True).stdout)["memory"]
-    err = subprocess.run([run, "-m", model, "-p", "Once upon a time", "-n", "2", "-t", "2",
-                          "--backend", os.environ.get("ENGINE_BACKEND", "cpu")], capture_output=True,
+    est = json.loads(subprocess.run([cost, model, "--format", "json", "-t", "2", "--backend", backend], capture_output=True,
+                                    check=True, text=True).stdout)["memory"]
+    err = subprocess.run([run, "-m", model, "-p", "Once upon a time", "-n", "2", "-t", "2", "--backend", backend],
+                         capture_output=True,
                          check=True).stderr.decode("utf-8", errors="replace")
     m = re.search(r"memory: weights (\d+) bytes \| KV cache (\d+) bytes \| compute buffer (\d+) bytes \| scratch (\d+) bytes",
                   err)

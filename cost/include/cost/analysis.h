@@ -21,6 +21,7 @@ struct AnalysisOptions {
   CostModel model = CostModel::kDefault;
   std::string hardware;   // profile name; empty: no prediction
   int threads = 0;        // as engine-run -t (0: all hardware threads): the scratch, the cpu-local probe
+  std::string backend = "cpu";  // whose memory figures (engine-run --backend): its scratch differs
 };
 
 // Bytes a session needs, from the same Plan the runtime allocates.
@@ -28,7 +29,7 @@ struct MemoryEstimate {
   size_t weights = 0;         // tensor data in the file
   size_t kv_cache = 0;        // K and V for n_ctx positions
   size_t compute_buffer = 0;  // plan of the largest step (engine::largest_step)
-  size_t scratch = 0;         // the CPU backend's work memory for that step (engine-run's threads)
+  size_t scratch = 0;         // the backend's work memory outside the plan for that step (Backend::scratch_bytes)
   int64_t reserve_tokens = 0; // tokens of that step
   size_t total() const { return weights + kv_cache + compute_buffer + scratch; }
 };
