@@ -1,10 +1,12 @@
 #pragma once
 // CPU kernels, one per op. Each computes its share of `dst` (split by ith / nth) from
-// dst->src[]; all tensors have their data bound. Kernels needing scratch ask for it
-// through work_size() and receive it in ComputeParams::wdata, shared by all threads.
+// dst->src[]; all tensors have their data bound. Kernels needing work memory declare its size
+// (the *_work_size functions below, node_work_size in scratch.h) and receive it in
+// ComputeParams::wdata, shared by all threads, each thread using its own slice of it.
 #include <cstddef>
 
 #include "cpu/vec_dot.h"
+#include "cpu/work_memory.h"
 #include "engine/tensor.h"
 
 namespace engine::cpu {
@@ -14,7 +16,7 @@ class Barrier;
 struct ComputeParams {
   int ith = 0;                // this thread's index
   int nth = 1;                // thread count
-  void* wdata = nullptr;      // scratch shared by all threads of this node
+  void* wdata = nullptr;      // work memory shared by all threads of this node, kWorkAlign-aligned
   size_t wsize = 0;
   Barrier* barrier = nullptr; // waits until all nth threads arrive
   bool weight_packed = false; // MUL_MAT: src0 is a weight the backend holds regrouped (repack.h)
@@ -22,9 +24,20 @@ struct ComputeParams {
 
 void barrier_wait(const ComputeParams& p);
 
-// Scratch bytes a MUL_MAT node needs with nth threads (activations converted to the
+// Throws unless p.wdata holds `bytes` of aligned work memory for `node`.
+void require_work(const ComputeParams& p, size_t bytes, const Tensor* node);
+// Thread p.ith's slice of work memory: after `shared` bytes all threads use, slices of `slice`
+// bytes (both whole pieces, work_memory.h) in thread order.
+inline char* thread_work(const ComputeParams& p, size_t shared, size_t slice) {
+  return static_cast<char*>(p.wdata) + shared + static_cast<size_t>(p.ith) * slice;
+}
+
+// Work memory bytes a MUL_MAT node needs with nth threads (activations converted to the
 // weight type's dot-product format).
 size_t mul_mat_work_size(const Tensor* dst, int nth);
+// Work memory bytes of SOFT_MAX and ROPE with nth threads: a slice per thread.
+size_t soft_max_work_size(const Tensor* dst, int nth);
+size_t rope_work_size(const Tensor* dst, int nth);
 
 void get_rows(const ComputeParams& p, Tensor* dst);
 void add(const ComputeParams& p, Tensor* dst);
@@ -57,7 +70,7 @@ void mul_mat_columns(const Tensor* dst, DotOrder order, const MulMatBatch& batch
 
 // SOFT_MAX of one row: d[0..n) = softmax(x * scale + m), reading x and m (nullptr: no mask)
 // only before `live`, the end of the mask row's unmasked prefix (mask_live_prefix); w is n
-// floats of scratch.
+// floats of work memory.
 void soft_max_row(const float* x, const float* m, int64_t live, float scale, float* d, int64_t n, float* w);
 int64_t mask_live_prefix(const float* m, int64_t n);
 

@@ -2,14 +2,12 @@
 // src1 row (i11, i12, i13)). src1 rows are first converted to the weight's vec_dot format.
 #include <algorithm>
 #include <cstring>
-#include <string>
 
 #include "cpu/kernels.h"
 #include "cpu/mul_mat_amx.h"
 #include "cpu/row_split.h"
 #include "cpu/vec_dot.h"
 #include "engine/op_params.h"
-#include "engine/error.h"
 
 namespace engine::cpu {
 namespace {
@@ -20,14 +18,11 @@ constexpr int64_t kRowChunk = 128;  // output rows per work item: a tile's per-c
 // F16) are reused across them; widened F16 rows cost more to make, so they get more columns.
 constexpr int64_t kColBlock = 64;
 constexpr int64_t kColBlockF16 = 128;
-constexpr size_t kAlign = 64;
-
-size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 const char* bytes(const void* p) { return static_cast<const char*>(p); }
 
 size_t act_region_bytes(const Tensor* a, const Tensor* b) {
-  return align_up(row_bytes(vec_dot_type(a->type), b->ne[0]) * static_cast<size_t>(b->nrows()));
+  return work_bytes(row_bytes(vec_dot_type(a->type), b->ne[0]) * static_cast<size_t>(b->nrows()));
 }
 
 // kMulMatCausal over a tile whose rows start at row0 and columns at col0 (batch order); column j
@@ -114,21 +109,19 @@ size_t mul_mat_work_size(const Tensor* dst, int nth) {
   const Tensor* a = dst->src[0];
   const Tensor* b = dst->src[1];
   // Converted activations, then one row of gathered floats per thread for strided src1.
-  return act_region_bytes(a, b) + static_cast<size_t>(nth) * align_up(static_cast<size_t>(b->ne[0]) * sizeof(float));
+  return act_region_bytes(a, b) + static_cast<size_t>(nth) * work_bytes(static_cast<size_t>(b->ne[0]) * sizeof(float));
 }
 
 void mul_mat(const ComputeParams& p, Tensor* dst) {
   if (mul_mat_amx_applies(dst) && p.wsize >= mul_mat_amx_work_size(dst, p.nth)) return mul_mat_amx(p, dst);
   const Tensor* a = dst->src[0];
   const Tensor* b = dst->src[1];
-  if (!p.wdata || p.wsize < mul_mat_work_size(dst, p.nth))
-    throw Error("mul_mat '" + dst->name + "': scratch buffer too small");
+  require_work(p, mul_mat_work_size(dst, p.nth), dst);
 
   const int64_t K = a->ne[0];
   const size_t act_row = row_bytes(vec_dot_type(a->type), K);
   char* acts = static_cast<char*>(p.wdata);
-  float* gather = reinterpret_cast<float*>(acts + act_region_bytes(a, b) +
-                                           static_cast<size_t>(p.ith) * align_up(static_cast<size_t>(K) * sizeof(float)));
+  auto* gather = reinterpret_cast<float*>(thread_work(p, act_region_bytes(a, b), work_bytes(static_cast<size_t>(K) * sizeof(float))));
 
   // Phase 1: convert src1 rows, in (i11, i12, i13) order, into the weight's vec_dot format.
   const int64_t ne11 = b->ne[1], ne12 = b->ne[2];

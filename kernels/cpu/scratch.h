@@ -1,13 +1,20 @@
 #pragma once
-// The CPU backend's work memory outside the plan: activations converted to a weight's dot
-// format for MUL_MAT, the queries of the fused attention pass. One buffer, sized for the
-// largest need of a graph and reused by every node.
+// The CPU backend's work memory outside the plan: one buffer, sized for the largest need of a
+// graph's nodes and reused by every node. It holds, per node:
+//   MUL_MAT: the activations converted to the weight's dot format, and per thread a row of
+//     gathered floats (strided activations);
+//   the fused attention pass: every query in K's dot format and each query's mask live prefix;
+//   SOFT_MAX: per thread a row's scaled inputs and the mask rows' live prefixes;
+//   ROPE: per thread one position's cos / sin.
 #include <cstddef>
 
 #include "engine/graph.h"
 #include "engine/plan.h"
 
 namespace engine::cpu {
+
+// Work memory bytes `node` needs, run by nth threads: its kernel's *_work_size (kernels.h).
+size_t node_work_size(const Tensor* node, int nth);
 
 // Bytes that buffer needs for `graph`, placed by `plan`, run by `n_threads` threads.
 size_t scratch_bytes(const Graph& graph, const Plan& plan, int n_threads);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cpu/cpu_features.h"
+#include "cpu/host_buffer.h"
 #include "cpu/kernels.h"
 #include "cpu/repack.h"
 #include "cpu/vec_dot.h"
@@ -97,7 +98,8 @@ void mul_mat_amx_prefill(benchmark::State& state) {
   w->data = m.w.data();
   x->data = xs.data();
   y->data = ys.data();
-  std::vector<uint8_t> work(engine::cpu::mul_mat_work_size(y, 1));
+  engine::cpu::HostBuffer work;
+  work.reserve(engine::cpu::mul_mat_work_size(y, 1));
   engine::cpu::ComputeParams p;
   p.wdata = work.data();
   p.wsize = work.size();
