@@ -13,18 +13,12 @@
 #include "cpu/rows.h"
 #include "cpu/vec_dot.h"
 #include "engine/op_params.h"
-#include "engine/error.h"
 
 namespace engine::cpu {
 namespace {
 
 // Queries per work item: the V product's causal spans follow groups of this many columns.
 constexpr int64_t kQueryBlock = 64;
-
-char* grown(std::vector<char>& buffer, size_t size) {
-  if (buffer.size() < size) buffer.resize(size);
-  return buffer.data();
-}
 
 // True when the plan puts a and b on intersecting bytes of the compute buffer (a tensor the
 // plan does not place, such as a KV view, lies outside it).
@@ -39,11 +33,25 @@ bool overlaps(const Tensor* a, const Tensor* b, const Plan& plan) {
   return a0 && b0 && *a0 < *b0 + b->nbytes() && *b0 < *a0 + a->nbytes();
 }
 
-// The scratch: every query in K's dot format, then each query's mask live prefix.
-size_t query_bytes(const Tensor* kq) {
+// The pass's work memory: shared by the threads, every query in K's dot format, then each
+// query's mask live prefix; then per thread a block's scores, its probabilities in V's dot
+// format, and softmax's row of scaled scores.
+struct AttentionWork {
+  size_t queries, shared;       // bytes of the queries, of both shared parts
+  size_t scores, probs, slice;  // bytes of a thread's scores, probabilities, whole slice
+};
+
+AttentionWork attention_work(const Tensor* kq, const Tensor* kqv) {
   const Tensor* k = kq->src[0];
-  const size_t size = row_bytes(vec_dot_type(k->type), k->ne[0]) * static_cast<size_t>(kq->ne[1] * kq->ne[2]);
-  return (size + alignof(int64_t) - 1) / alignof(int64_t) * alignof(int64_t);
+  const Tensor* v = kqv->src[0];
+  const int64_t n_kv = kq->ne[0], n_tokens = kq->ne[1], block = std::min(kQueryBlock, n_tokens);
+  AttentionWork w{};
+  w.queries = work_bytes(row_bytes(vec_dot_type(k->type), k->ne[0]) * static_cast<size_t>(n_tokens * kq->ne[2]));
+  w.shared = w.queries + work_bytes(static_cast<size_t>(n_tokens) * sizeof(int64_t));
+  w.scores = work_bytes(static_cast<size_t>(block * n_kv) * sizeof(float));
+  w.probs = work_bytes(static_cast<size_t>(block) * row_bytes(vec_dot_type(v->type), n_kv));
+  w.slice = w.scores + w.probs + work_bytes(static_cast<size_t>(n_kv) * sizeof(float));
+  return w;
 }
 
 }  // namespace
@@ -83,7 +91,10 @@ bool fuses_attention(const std::vector<Tensor*>& nodes, size_t i, const Plan& pl
   return true;
 }
 
-size_t fused_attention_work_size(const Tensor* kq) { return query_bytes(kq) + static_cast<size_t>(kq->ne[1]) * sizeof(int64_t); }
+size_t fused_attention_work_size(const Tensor* kq, const Tensor* kqv, int nth) {
+  const AttentionWork w = attention_work(kq, kqv);
+  return w.shared + static_cast<size_t>(nth) * w.slice;
+}
 
 void fused_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& times) {
   using Clock = std::chrono::steady_clock;
@@ -98,11 +109,12 @@ void fused_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max,
   const size_t q_row = row_bytes(vec_dot_type(k->type), head_dim), p_row = row_bytes(vec_dot_type(v->type), n_kv);
   const float scale = scale_param(*soft_max);
 
-  if (!p.wdata || p.wsize < fused_attention_work_size(kq)) throw Error("attention '" + kq->name + "': scratch buffer too small");
-  thread_local std::vector<char> score_buffer, prob_buffer, softmax_buffer;
-  auto* scores = reinterpret_cast<float*>(grown(score_buffer, kQueryBlock * n_kv * sizeof(float)));
-  char* p_acts = grown(prob_buffer, kQueryBlock * p_row);
-  auto* w = reinterpret_cast<float*>(grown(softmax_buffer, n_kv * sizeof(float)));
+  require_work(p, fused_attention_work_size(kq, kqv, p.nth), kq);
+  const AttentionWork work = attention_work(kq, kqv);
+  char* mine = thread_work(p, work.shared, work.slice);
+  auto* scores = reinterpret_cast<float*>(mine);
+  char* p_acts = mine + work.scores;
+  auto* w = reinterpret_cast<float*>(p_acts + work.probs);
 
   int64_t ns[3] = {};
   auto last = Clock::now();
@@ -115,7 +127,7 @@ void fused_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max,
     quantize_activation(k->type, reinterpret_cast<const float*>(row_ptr(q, t, h, 0)), q_all + r * q_row,
                         head_dim);
   }
-  auto* live = reinterpret_cast<int64_t*>(q_all + query_bytes(kq));
+  auto* live = reinterpret_cast<int64_t*>(q_all + work.queries);
   const WorkRange mask_rows = split_work(n_tokens, p.ith, p.nth);
   for (int64_t t = mask_rows.begin; t < mask_rows.end; ++t)
     live[t] = mask ? mask_live_prefix(reinterpret_cast<const float*>(row_ptr(mask, t, 0, 0)), n_kv) : n_kv;

@@ -35,7 +35,7 @@ size_t scratch_bytes(const Graph& graph, const Plan& plan, int n_threads) {
   size_t bytes = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (fuses_attention(nodes, i, plan)) {
-      bytes = std::max(bytes, fused_attention_work_size(nodes[i]));
+      bytes = std::max(bytes, fused_attention_work_size(nodes[i], nodes[i + 2], n_threads));
       i += 2;
     } else {
       bytes = std::max(bytes, node_work_size(nodes[i], node_threads(nodes[i], n_threads)));

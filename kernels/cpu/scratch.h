@@ -3,7 +3,9 @@
 // graph's nodes and reused by every node. It holds, per node:
 //   MUL_MAT: the activations converted to the weight's dot format, and per thread a row of
 //     gathered floats (strided activations);
-//   the fused attention pass: every query in K's dot format and each query's mask live prefix;
+//   the fused attention pass: every query in K's dot format and each query's mask live prefix,
+//     and per thread a block of queries' scores, their probabilities in V's dot format and
+//     softmax's scaled row;
 //   SOFT_MAX: per thread a row's scaled inputs and the mask rows' live prefixes;
 //   ROPE: per thread one position's cos / sin.
 #include <cstddef>
