@@ -32,9 +32,10 @@ inline char* thread_work(const ComputeParams& p, size_t shared, size_t slice) {
   return static_cast<char*>(p.wdata) + shared + static_cast<size_t>(p.ith) * slice;
 }
 
-// Work memory bytes a MUL_MAT node needs with nth threads (activations converted to the
-// weight type's dot-product format).
-size_t mul_mat_work_size(const Tensor* dst, int nth);
+// Work memory bytes a MUL_MAT node needs with nth threads, its weight packed or not (as
+// ComputeParams::weight_packed): activations converted to the weight type's dot-product format,
+// and per thread its tiles' work memory (dot_tile_work_size).
+size_t mul_mat_work_size(const Tensor* dst, int nth, bool weight_packed);
 // Work memory bytes of SOFT_MAX and ROPE with nth threads: a slice per thread.
 size_t soft_max_work_size(const Tensor* dst, int nth);
 size_t rope_work_size(const Tensor* dst, int nth);
@@ -54,7 +55,8 @@ void gelu(const ComputeParams& p, Tensor* dst);
 
 // One (i12, i13) batch of a MUL_MAT: its weight, its activation rows in the weight's dot
 // format (act_row bytes apart, the first column of the range first), and its output for that
-// column at row 0 (out_row / out_col: byte strides).
+// column at row 0 (out_row / out_col: byte strides); the calling thread's work memory for each
+// tile (DotTile::work).
 struct MulMatBatch {
   const char* w;
   const char* acts;
@@ -62,11 +64,16 @@ struct MulMatBatch {
   char* out;
   size_t out_row, out_col;
   bool packed = false;  // w is regrouped (repack.h)
+  char* work = nullptr;
+  size_t work_size = 0;
 };
 // Output rows [row0, row0 + rows) of one batch for activation columns [c_begin, c_end), in the
 // tiles and orders mul_mat gives them (kMulMatCausal / kMulMatKvSpan included).
 void mul_mat_columns(const Tensor* dst, DotOrder order, const MulMatBatch& batch, int64_t row0, int64_t rows, int64_t c_begin,
                      int64_t c_end);
+// The most work memory one tile of that call takes: the batch's work_size it needs.
+size_t mul_mat_columns_work_size(const Tensor* dst, DotOrder order, bool packed, int64_t row0, int64_t rows, int64_t c_begin,
+                                 int64_t c_end);
 
 // SOFT_MAX of one row: d[0..n) = softmax(x * scale + m), reading x and m (nullptr: no mask)
 // only before `live`, the end of the mask row's unmasked prefix (mask_live_prefix); w is n

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cpu/attention.h"
 #include "cpu/kernels.h"
 #include "cpu/node_threads.h"
+#include "cpu/repack.h"
+#include "cpu/vec_dot.h"
 #include "engine/error.h"
 
 namespace engine::cpu {
@@ -21,27 +24,36 @@ void require_work(const ComputeParams& p, size_t bytes, const Tensor* node) {
                 "-byte aligned");
 }
 
-size_t node_work_size(const Tensor* node, int nth) {
+size_t node_work_size(const Tensor* node, int nth, bool weight_packed) {
   switch (node->op) {
-    case Op::MUL_MAT: return mul_mat_work_size(node, nth);
+    case Op::MUL_MAT: return mul_mat_work_size(node, nth, weight_packed);
     case Op::SOFT_MAX: return soft_max_work_size(node, nth);
     case Op::ROPE: return rope_work_size(node, nth);
     default: return 0;
   }
 }
 
-size_t scratch_bytes(const Graph& graph, const Plan& plan, int n_threads) {
+size_t scratch_bytes(const Graph& graph, const Plan& plan, int n_threads, const std::function<bool(const Tensor&)>& packed) {
   const auto& nodes = graph.nodes();
   size_t bytes = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
+    const Tensor* node = nodes[i];
     if (fuses_attention(nodes, i, plan)) {
-      bytes = std::max(bytes, fused_attention_work_size(nodes[i], nodes[i + 2], n_threads));
+      bytes = std::max(bytes, fused_attention_work_size(node, nodes[i + 2], n_threads));
       i += 2;
     } else {
-      bytes = std::max(bytes, node_work_size(nodes[i], node_threads(nodes[i], n_threads)));
+      const bool weight_packed = node->op == Op::MUL_MAT && packed(*node->src[0]);
+      bytes = std::max(bytes, node_work_size(node, node_threads(node, n_threads), weight_packed));
     }
   }
   return bytes;
+}
+
+size_t scratch_bytes(const Graph& graph, const Plan& plan, int n_threads) {
+  std::vector<Tensor*> to_pack;
+  if (simd_active()) to_pack = weights_to_pack(graph, [](const Tensor&) { return false; });
+  return scratch_bytes(graph, plan, n_threads,
+                       [&](const Tensor& w) { return std::find(to_pack.begin(), to_pack.end(), &w) != to_pack.end(); });
 }
 
 }  // namespace engine::cpu

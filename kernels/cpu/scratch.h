@@ -9,16 +9,22 @@
 //   SOFT_MAX: per thread a row's scaled inputs and the mask rows' live prefixes;
 //   ROPE: per thread one position's cos / sin.
 #include <cstddef>
+#include <functional>
 
 #include "engine/graph.h"
 #include "engine/plan.h"
 
 namespace engine::cpu {
 
-// Work memory bytes `node` needs, run by nth threads: its kernel's *_work_size (kernels.h).
-size_t node_work_size(const Tensor* node, int nth);
+// Work memory bytes `node` needs, run by nth threads (a MUL_MAT's weight packed or not, as
+// ComputeParams::weight_packed): its kernel's *_work_size (kernels.h).
+size_t node_work_size(const Tensor* node, int nth, bool weight_packed);
 
-// Bytes that buffer needs for `graph`, placed by `plan`, run by `n_threads` threads.
+// Bytes that buffer needs for `graph`, placed by `plan`, run by `n_threads` threads, `packed`
+// telling the weights the backend holds regrouped (repack.h).
+size_t scratch_bytes(const Graph& graph, const Plan& plan, int n_threads, const std::function<bool(const Tensor&)>& packed);
+// The same for a backend that has not packed any weight yet: allocating `graph` packs those
+// weights_to_pack offers when SIMD is active.
 size_t scratch_bytes(const Graph& graph, const Plan& plan, int n_threads);
 
 }  // namespace engine::cpu

@@ -62,7 +62,7 @@ float at(const Tensor* t, int64_t i0, int64_t i1 = 0, int64_t i2 = 0, int64_t i3
 // The work memory dst's kernel needs with nth threads, as the backend gives it.
 cpu::HostBuffer work_for(const Tensor* dst, int nth) {
   cpu::HostBuffer work;
-  work.reserve(cpu::node_work_size(dst, nth));
+  work.reserve(cpu::node_work_size(dst, nth, false));
   return work;
 }
 

@@ -75,7 +75,7 @@ std::vector<float> activation_row(DType weight, const Tensor* b, int64_t i11, in
 // converts every activation row, the second computes each thread's outputs from them.
 void run_mul_mat(Tensor* dst, int nth = 1, bool weight_packed = false) {
   cpu::HostBuffer work;
-  work.reserve(cpu::mul_mat_work_size(dst, nth));
+  work.reserve(cpu::mul_mat_work_size(dst, nth, weight_packed));
   for (int pass = 0; pass < (nth > 1 ? 2 : 1); ++pass)
     for (int ith = 0; ith < nth; ++ith) {
       cpu::ComputeParams p;
