@@ -1,11 +1,13 @@
 #pragma once
 // The CPU backend's work memory outside the plan: one buffer, sized for the largest need of a
-// graph's nodes and reused by every node. It holds, per node:
+// graph's nodes and reused by every node; no kernel keeps work memory of its own. It holds, per
+// node (each thread's part a 64-byte aligned slice, work_memory.h):
 //   MUL_MAT: the activations converted to the weight's dot format, and per thread a row of
-//     gathered floats (strided activations);
+//     gathered floats (strided activations), then its dot tiles' work memory (DotTile::work:
+//     activation tables, weight rows prepared or unpacked, widened F16 rows);
 //   the fused attention pass: every query in K's dot format and each query's mask live prefix,
-//     and per thread a block of queries' scores, their probabilities in V's dot format and
-//     softmax's scaled row;
+//     and per thread a block of queries' scores, their probabilities in V's dot format,
+//     softmax's scaled row, and its dot tiles' work memory;
 //   SOFT_MAX: per thread a row's scaled inputs and the mask rows' live prefixes;
 //   ROPE: per thread one position's cos / sin.
 #include <cstddef>
