@@ -13,18 +13,12 @@
 #include "cpu/rows.h"
 #include "cpu/vec_dot.h"
 #include "engine/op_params.h"
-#include "engine/error.h"
 
 namespace engine::cpu {
 namespace {
 
 // Queries per work item: the V product's causal spans follow groups of this many columns.
 constexpr int64_t kQueryBlock = 64;
-
-char* grown(std::vector<char>& buffer, size_t size) {
-  if (buffer.size() < size) buffer.resize(size);
-  return buffer.data();
-}
 
 // True when the plan puts a and b on intersecting bytes of the compute buffer (a tensor the
 // plan does not place, such as a KV view, lies outside it).
@@ -39,11 +33,37 @@ bool overlaps(const Tensor* a, const Tensor* b, const Plan& plan) {
   return a0 && b0 && *a0 < *b0 + b->nbytes() && *b0 < *a0 + a->nbytes();
 }
 
-// The scratch: every query in K's dot format, then each query's mask live prefix.
-size_t query_bytes(const Tensor* kq) {
+// The orders of the pass's two multiplies, as the unfused nodes take them.
+DotOrder scores_order(const Tensor* kq) { return dot_order(kq->src[0]->type, kq->src[0]->ne[0], kq->ne[0], kq->ne[1]); }
+DotOrder output_order(const Tensor* kq, const Tensor* kqv) {
+  return dot_order(kqv->src[0]->type, kq->ne[0], kqv->src[0]->ne[1], kq->ne[1], true);
+}
+
+// The pass's work memory: shared by the threads, every query in K's dot format, then each
+// query's mask live prefix; then per thread a block's scores, its probabilities in V's dot
+// format, softmax's row of scaled scores, and the work memory of its multiplies' tiles.
+struct AttentionWork {
+  size_t queries, shared;                      // bytes of the queries, of both shared parts
+  size_t scores, probs, softmax, tiles, slice;  // bytes of a thread's parts, of its whole slice
+};
+
+AttentionWork attention_work(const Tensor* kq, const Tensor* kqv) {
   const Tensor* k = kq->src[0];
-  const size_t size = row_bytes(vec_dot_type(k->type), k->ne[0]) * static_cast<size_t>(kq->ne[1] * kq->ne[2]);
-  return (size + alignof(int64_t) - 1) / alignof(int64_t) * alignof(int64_t);
+  const Tensor* v = kqv->src[0];
+  const int64_t n_kv = kq->ne[0], n_tokens = kq->ne[1], block = std::min(kQueryBlock, n_tokens);
+  AttentionWork w{};
+  w.queries = work_bytes(row_bytes(vec_dot_type(k->type), k->ne[0]) * static_cast<size_t>(n_tokens * kq->ne[2]));
+  w.shared = w.queries + work_bytes(static_cast<size_t>(n_tokens) * sizeof(int64_t));
+  w.scores = work_bytes(static_cast<size_t>(block * n_kv) * sizeof(float));
+  w.probs = work_bytes(static_cast<size_t>(block) * row_bytes(vec_dot_type(v->type), n_kv));
+  w.softmax = work_bytes(static_cast<size_t>(n_kv) * sizeof(float));
+  for (int64_t c0 = 0; c0 < n_tokens; c0 += kQueryBlock) {
+    const int64_t c1 = std::min(n_tokens, c0 + kQueryBlock);
+    w.tiles = std::max({w.tiles, mul_mat_columns_work_size(kq, scores_order(kq), false, 0, n_kv, c0, c1),
+                        mul_mat_columns_work_size(kqv, output_order(kq, kqv), false, 0, v->ne[1], c0, c1)});
+  }
+  w.slice = w.scores + w.probs + w.softmax + w.tiles;
+  return w;
 }
 
 }  // namespace
@@ -83,7 +103,10 @@ bool fuses_attention(const std::vector<Tensor*>& nodes, size_t i, const Plan& pl
   return true;
 }
 
-size_t fused_attention_work_size(const Tensor* kq) { return query_bytes(kq) + static_cast<size_t>(kq->ne[1]) * sizeof(int64_t); }
+size_t fused_attention_work_size(const Tensor* kq, const Tensor* kqv, int nth) {
+  const AttentionWork w = attention_work(kq, kqv);
+  return w.shared + static_cast<size_t>(nth) * w.slice;
+}
 
 void fused_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& times) {
   using Clock = std::chrono::steady_clock;
@@ -93,16 +116,17 @@ void fused_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max,
   const Tensor* mask = soft_max->src[1];
   const int64_t n_kv = kq->ne[0], n_tokens = kq->ne[1], heads = kq->ne[2], head_dim = k->ne[0], v_rows = v->ne[1];
   const int64_t k_share = heads / k->ne[2], v_share = heads / v->ne[2];
-  const DotOrder kq_order = dot_order(k->type, head_dim, n_kv, n_tokens);
-  const DotOrder kqv_order = dot_order(v->type, n_kv, v_rows, n_tokens, true);
   const size_t q_row = row_bytes(vec_dot_type(k->type), head_dim), p_row = row_bytes(vec_dot_type(v->type), n_kv);
+  const DotOrder kq_order = scores_order(kq), kqv_order = output_order(kq, kqv);
   const float scale = scale_param(*soft_max);
 
-  if (!p.wdata || p.wsize < fused_attention_work_size(kq)) throw Error("attention '" + kq->name + "': scratch buffer too small");
-  thread_local std::vector<char> score_buffer, prob_buffer, softmax_buffer;
-  auto* scores = reinterpret_cast<float*>(grown(score_buffer, kQueryBlock * n_kv * sizeof(float)));
-  char* p_acts = grown(prob_buffer, kQueryBlock * p_row);
-  auto* w = reinterpret_cast<float*>(grown(softmax_buffer, n_kv * sizeof(float)));
+  const AttentionWork work = attention_work(kq, kqv);
+  require_work(p, work.shared + static_cast<size_t>(p.nth) * work.slice, kq);
+  char* mine = thread_work(p, work.shared, work.slice);
+  auto* scores = reinterpret_cast<float*>(mine);
+  char* p_acts = mine + work.scores;
+  auto* w = reinterpret_cast<float*>(p_acts + work.probs);
+  char* tiles = p_acts + work.probs + work.softmax;
 
   int64_t ns[3] = {};
   auto last = Clock::now();
@@ -115,7 +139,7 @@ void fused_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max,
     quantize_activation(k->type, reinterpret_cast<const float*>(row_ptr(q, t, h, 0)), q_all + r * q_row,
                         head_dim);
   }
-  auto* live = reinterpret_cast<int64_t*>(q_all + query_bytes(kq));
+  auto* live = reinterpret_cast<int64_t*>(q_all + work.queries);
   const WorkRange mask_rows = split_work(n_tokens, p.ith, p.nth);
   for (int64_t t = mask_rows.begin; t < mask_rows.end; ++t)
     live[t] = mask ? mask_live_prefix(reinterpret_cast<const float*>(row_ptr(mask, t, 0, 0)), n_kv) : n_kv;
@@ -133,7 +157,7 @@ void fused_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max,
     // Scores of query t at column t - c0, one KV position per float; past a query they are
     // left unwritten, and the softmax reads only up to its mask's live prefix.
     const MulMatBatch kq_batch{row_ptr(k, 0, h / k_share, 0), q_acts, q_row, reinterpret_cast<char*>(scores),
-                               sizeof(float), n_kv * sizeof(float)};
+                               sizeof(float), n_kv * sizeof(float), false, tiles, work.tiles};
     mul_mat_columns(kq, kq_order, kq_batch, 0, n_kv, c0, c1);
     lap(0);
     for (int64_t t = c0; t < c1; ++t) {
@@ -143,7 +167,8 @@ void fused_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max,
     }
     lap(1);
     for (int64_t t = c0; t < c1; ++t) quantize_activation(v->type, scores + (t - c0) * n_kv, p_acts + (t - c0) * p_row, n_kv);
-    const MulMatBatch kqv_batch{row_ptr(v, 0, h / v_share, 0), p_acts, p_row, row_ptr(kqv, c0, h, 0), kqv->nb[0], kqv->nb[1]};
+    const MulMatBatch kqv_batch{row_ptr(v, 0, h / v_share, 0), p_acts, p_row, row_ptr(kqv, c0, h, 0), kqv->nb[0], kqv->nb[1],
+                                false, tiles, work.tiles};
     mul_mat_columns(kqv, kqv_order, kqv_batch, 0, v_rows, c0, c1);
     lap(2);
   }

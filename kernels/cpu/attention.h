@@ -26,8 +26,9 @@ bool fused_attention_fits(const Tensor* kq, const Tensor* soft_max, const Tensor
 // True when nodes i, i + 1, i + 2 are such an attention and nothing else reads its scores or
 // probabilities, nor takes them as outputs: the backend then runs the fused pass there.
 bool fuses_attention(const std::vector<Tensor*>& nodes, size_t i, const Plan& plan);
-// Scratch bytes the fused pass needs (the queries in the dot format of K): ComputeParams::wdata.
-size_t fused_attention_work_size(const Tensor* kq);
+// Work memory bytes the fused pass needs with nth threads (ComputeParams::wdata): the queries in
+// the dot format of K, and per thread one block of queries' scores and probabilities.
+size_t fused_attention_work_size(const Tensor* kq, const Tensor* kqv, int nth);
 // Thread p.ith's share of kqv; all p.nth threads take part (they meet at p.barrier once).
 void fused_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& times);
 

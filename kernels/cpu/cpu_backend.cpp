@@ -9,6 +9,7 @@
 
 #include "cpu/cpu_features.h"
 #include "cpu/kernels.h"
+#include "cpu/node_threads.h"
 #include "cpu/vec_dot.h"
 #include "engine/error.h"
 #include "engine/op_params.h"
@@ -17,9 +18,6 @@ namespace engine::cpu {
 namespace {
 
 using KernelFn = void (*)(const ComputeParams&, Tensor*);
-
-// Below this many elements a non-matmul node runs on one thread: waking workers costs more.
-constexpr int64_t kMinParallelElements = 4096;
 
 KernelFn kernel_for(Op op) {
   switch (op) {
@@ -131,18 +129,9 @@ void CpuBackend::validate(const Tensor& node) const {
       throw Error("cpu backend: '" + node.src[i]->name + "' is packed for MUL_MAT and cannot be read here" + where());
 }
 
-int CpuBackend::threads_for(const Tensor* node) const {
-  if (node->op == Op::MUL_MAT) return pool_.size();
-  // Many one-element rows (a transposed V store) cost a cache miss each, not their size.
-  const bool scattered = node->ne[0] == 1 && node->nrows() >= kMinParallelElements / 16;
-  if (node->nelements() < kMinParallelElements && !scattered) return 1;
-  return static_cast<int>(std::min<int64_t>(pool_.size(), node->nrows()));
-}
-
 void CpuBackend::run_attention(Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& parts) {
   ComputeParams params;
   params.nth = pool_.size();
-  scratch_.reserve(fused_attention_work_size(kq));
   params.wdata = scratch_.data();
   params.wsize = scratch_.size();
   barrier_.reset(params.nth);
@@ -155,15 +144,12 @@ void CpuBackend::run_attention(Tensor* kq, const Tensor* soft_max, Tensor* kqv, 
 }
 
 void CpuBackend::run_node(Tensor* node) {
-  const int nth = threads_for(node);
+  const int nth = node_threads(node, pool_.size());
   ComputeParams params;
   params.nth = nth;
-  if (node->op == Op::MUL_MAT) {
-    scratch_.reserve(mul_mat_work_size(node, nth));
-    params.wdata = scratch_.data();
-    params.wsize = scratch_.size();
-    params.weight_packed = is_packed(node->src[0]);
-  }
+  params.wdata = scratch_.data();
+  params.wsize = scratch_.size();
+  params.weight_packed = node->op == Op::MUL_MAT && is_packed(node->src[0]);
   barrier_.reset(nth);
   params.barrier = &barrier_;
   const KernelFn kernel = kernel_for(node->op);

@@ -51,14 +51,13 @@ class CpuBackend final : public Backend {
   // Regroups, once, the weights the SIMD kernels read packed (repack.h), every thread taking
   // an even share of each weight's row groups.
   void pack_weights(const Graph& graph);
-  int threads_for(const Tensor* node) const;
   void run_attention(Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& parts);
   void run_node(Tensor* node);
 
   ThreadPool pool_;
   Barrier barrier_;
   HostBuffer buffer_;
-  HostBuffer scratch_;
+  HostBuffer scratch_;  // scratch_bytes of each graph allocated (scratch.h); compute never grows it
   const Graph* allocated_ = nullptr;  // the graph last allocated: the one compute may run
   std::vector<bool> fused_;           // by node of it: a fused attention starts here
   DeviceInfo device_;

@@ -1,10 +1,12 @@
 #pragma once
 // CPU kernels, one per op. Each computes its share of `dst` (split by ith / nth) from
-// dst->src[]; all tensors have their data bound. Kernels needing scratch ask for it
-// through work_size() and receive it in ComputeParams::wdata, shared by all threads.
+// dst->src[]; all tensors have their data bound. Kernels needing work memory declare its size
+// (the *_work_size functions below, node_work_size in scratch.h) and receive it in
+// ComputeParams::wdata, shared by all threads, each thread using its own slice of it.
 #include <cstddef>
 
 #include "cpu/vec_dot.h"
+#include "cpu/work_memory.h"
 #include "engine/tensor.h"
 
 namespace engine::cpu {
@@ -14,7 +16,7 @@ class Barrier;
 struct ComputeParams {
   int ith = 0;                // this thread's index
   int nth = 1;                // thread count
-  void* wdata = nullptr;      // scratch shared by all threads of this node
+  void* wdata = nullptr;      // work memory shared by all threads of this node, kWorkAlign-aligned
   size_t wsize = 0;
   Barrier* barrier = nullptr; // waits until all nth threads arrive
   bool weight_packed = false; // MUL_MAT: src0 is a weight the backend holds regrouped (repack.h)
@@ -22,9 +24,21 @@ struct ComputeParams {
 
 void barrier_wait(const ComputeParams& p);
 
-// Scratch bytes a MUL_MAT node needs with nth threads (activations converted to the
-// weight type's dot-product format).
-size_t mul_mat_work_size(const Tensor* dst, int nth);
+// Throws unless p.wdata holds `bytes` of aligned work memory for `node`.
+void require_work(const ComputeParams& p, size_t bytes, const Tensor* node);
+// Thread p.ith's slice of work memory: after `shared` bytes all threads use, slices of `slice`
+// bytes (both whole pieces, work_memory.h) in thread order.
+inline char* thread_work(const ComputeParams& p, size_t shared, size_t slice) {
+  return static_cast<char*>(p.wdata) + shared + static_cast<size_t>(p.ith) * slice;
+}
+
+// Work memory bytes a MUL_MAT node needs with nth threads, its weight packed or not (as
+// ComputeParams::weight_packed): activations converted to the weight type's dot-product format,
+// and per thread its tiles' work memory (dot_tile_work_size).
+size_t mul_mat_work_size(const Tensor* dst, int nth, bool weight_packed);
+// Work memory bytes of SOFT_MAX and ROPE with nth threads: a slice per thread.
+size_t soft_max_work_size(const Tensor* dst, int nth);
+size_t rope_work_size(const Tensor* dst, int nth);
 
 void get_rows(const ComputeParams& p, Tensor* dst);
 void add(const ComputeParams& p, Tensor* dst);
@@ -41,7 +55,8 @@ void gelu(const ComputeParams& p, Tensor* dst);
 
 // One (i12, i13) batch of a MUL_MAT: its weight, its activation rows in the weight's dot
 // format (act_row bytes apart, the first column of the range first), and its output for that
-// column at row 0 (out_row / out_col: byte strides).
+// column at row 0 (out_row / out_col: byte strides); the calling thread's work memory for each
+// tile (DotTile::work).
 struct MulMatBatch {
   const char* w;
   const char* acts;
@@ -49,15 +64,20 @@ struct MulMatBatch {
   char* out;
   size_t out_row, out_col;
   bool packed = false;  // w is regrouped (repack.h)
+  char* work = nullptr;
+  size_t work_size = 0;
 };
 // Output rows [row0, row0 + rows) of one batch for activation columns [c_begin, c_end), in the
 // tiles and orders mul_mat gives them (kMulMatCausal / kMulMatKvSpan included).
 void mul_mat_columns(const Tensor* dst, DotOrder order, const MulMatBatch& batch, int64_t row0, int64_t rows, int64_t c_begin,
                      int64_t c_end);
+// The most work memory one tile of that call takes: the batch's work_size it needs.
+size_t mul_mat_columns_work_size(const Tensor* dst, DotOrder order, bool packed, int64_t row0, int64_t rows, int64_t c_begin,
+                                 int64_t c_end);
 
 // SOFT_MAX of one row: d[0..n) = softmax(x * scale + m), reading x and m (nullptr: no mask)
 // only before `live`, the end of the mask row's unmasked prefix (mask_live_prefix); w is n
-// floats of scratch.
+// floats of work memory.
 void soft_max_row(const float* x, const float* m, int64_t live, float scale, float* d, int64_t n, float* w);
 int64_t mask_live_prefix(const float* m, int64_t n);
 

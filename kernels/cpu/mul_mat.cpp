@@ -2,14 +2,12 @@
 // src1 row (i11, i12, i13)). src1 rows are first converted to the weight's vec_dot format.
 #include <algorithm>
 #include <cstring>
-#include <string>
 
 #include "cpu/kernels.h"
 #include "cpu/mul_mat_amx.h"
 #include "cpu/row_split.h"
 #include "cpu/vec_dot.h"
 #include "engine/op_params.h"
-#include "engine/error.h"
 
 namespace engine::cpu {
 namespace {
@@ -20,65 +18,67 @@ constexpr int64_t kRowChunk = 128;  // output rows per work item: a tile's per-c
 // F16) are reused across them; widened F16 rows cost more to make, so they get more columns.
 constexpr int64_t kColBlock = 64;
 constexpr int64_t kColBlockF16 = 128;
-constexpr size_t kAlign = 64;
-
-size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 const char* bytes(const void* p) { return static_cast<const char*>(p); }
 
 size_t act_region_bytes(const Tensor* a, const Tensor* b) {
-  return align_up(row_bytes(vec_dot_type(a->type), b->ne[0]) * static_cast<size_t>(b->nrows()));
+  return work_bytes(row_bytes(vec_dot_type(a->type), b->ne[0]) * static_cast<size_t>(b->nrows()));
 }
 
-// kMulMatCausal over a tile whose rows start at row0 and columns at col0 (batch order); column j
-// is the query at KV position causal_pos + col0 + j.
+// One tile of a batch's multiply: output rows [row, row + rows) by activation columns
+// [col, col + cols), dots of n elements in `order`.
+struct TilePlace {
+  DotOrder order;
+  int64_t row, rows, col, cols, n;
+};
+
+// kMulMatCausal over a tile in batch order; its column j is the query at KV position
+// causal_pos + t.col + j.
 // k as a KV span (of whole kCausalSpanStep steps, or blocks): in groups of kCausalCols columns,
 // the dots stop at the group's last query, rounded up to a step; past the query the activation
 // is zero, so the sums are those of the whole span.
 // Rows as KV positions: each group of kCausalRows rows is multiplied only by the columns whose
 // query reaches it (a kernel prepares the rows it is given once, so rows are split, not
 // columns); outputs past a query are left as they are.
+// Calls tile(part) for each part it multiplies.
 constexpr int64_t kCausalCols = 64;
 constexpr int64_t kCausalSpanStep = 32;
 constexpr int64_t kCausalRows = 32;
 
-void causal_tile(DType weight, const DotTile& t, int64_t row0, int64_t col0, int64_t causal_pos, bool kv_span) {
-  const int64_t query0 = causal_pos + col0;
+template <typename Fn>
+void causal_tiles(DType weight, const TilePlace& t, int64_t causal_pos, bool kv_span, Fn tile) {
+  const int64_t query0 = causal_pos + t.col;
   if (kv_span) {
     const int64_t step = std::max(kCausalSpanStep, dtype_info(weight).block_size);
-    if (t.n % step != 0) return dot_tile(weight, DotOrder::kBatch, t);  // a span cut short would change its order
+    if (t.n % step != 0) return tile(t);  // a span cut short would change its order
     for (int64_t c = 0; c < t.cols; c += kCausalCols) {
-      DotTile part = t;
+      TilePlace part = t;
+      part.col = t.col + c;
       part.cols = std::min(kCausalCols, t.cols - c);
-      part.a += c * static_cast<int64_t>(t.a_stride);
-      part.out += c * static_cast<int64_t>(t.out_col);
       part.n = std::min(t.n, (query0 + c + part.cols - 1 + step) / step * step);
-      dot_tile(weight, DotOrder::kBatch, part);
+      tile(part);
     }
     return;
   }
   for (int64_t r = 0; r < t.rows; r += kCausalRows) {
-    const int64_t first = std::max(int64_t{0}, row0 + r - query0);  // the first column reaching row r
+    const int64_t first = std::max(int64_t{0}, t.row + r - query0);  // the first column reaching row r
     if (first >= t.cols) break;
-    DotTile part = t;
+    TilePlace part = t;
+    part.row = t.row + r;
     part.rows = std::min(kCausalRows, t.rows - r);
-    part.w += r * static_cast<int64_t>(t.w_stride);
+    part.col = t.col + first;
     part.cols = t.cols - first;
-    part.a += first * static_cast<int64_t>(t.a_stride);
-    part.out += r * static_cast<int64_t>(t.out_row) + first * static_cast<int64_t>(t.out_col);
-    dot_tile(weight, DotOrder::kBatch, part);
+    tile(part);
   }
 }
 
-}  // namespace
-
-void mul_mat_columns(const Tensor* dst, DotOrder order, const MulMatBatch& batch, int64_t row0, int64_t rows, int64_t c_begin,
-                     int64_t c_end) {
+// Calls tile(place) for each tile mul_mat_columns(dst, order, ..., row0, rows, c_begin, c_end)
+// multiplies, in its order.
+template <typename Fn>
+void for_column_tiles(const Tensor* dst, DotOrder order, int64_t row0, int64_t rows, int64_t c_begin, int64_t c_end, Fn tile) {
   const Tensor* a = dst->src[0];
   const int64_t ne11 = dst->src[1]->ne[1];
   const MulMatParams mp = mul_mat_params(*dst);
-  const bool kv_span = mp.kv_span, causal = mp.causal;
-  const int64_t causal_pos = mp.causal_past;
   // Columns of one order at a time: a repacked multiply gives its leftover columns the row order.
   const int64_t split = column_order(a->type, order, ne11 - 1, ne11) == order ? ne11 : ne11 - ne11 % 4;
   const int64_t col_block = a->type == DType::F16 ? kColBlockF16 : kColBlock;
@@ -86,49 +86,131 @@ void mul_mat_columns(const Tensor* dst, DotOrder order, const MulMatBatch& batch
     const int64_t c1 = std::min(c_end, c0 + col_block);
     for (int64_t s0 = c0; s0 < c1;) {
       const int64_t s1 = s0 < split ? std::min(c1, split) : c1;
-      const DotTile tile{a->ne[0],
-                         batch.w + row0 * static_cast<int64_t>(a->nb[1]),
-                         a->nb[1],
-                         rows,
-                         batch.acts + (s0 - c_begin) * static_cast<int64_t>(batch.act_row),
-                         batch.act_row,
-                         s1 - s0,
-                         batch.out + row0 * static_cast<int64_t>(batch.out_row) + (s0 - c_begin) * static_cast<int64_t>(batch.out_col),
-                         batch.out_row,
-                         batch.out_col,
-                         batch.packed};
-      const DotOrder tile_order = column_order(a->type, order, s0, ne11);
-      if (causal && tile_order == DotOrder::kBatch)
-        causal_tile(a->type, tile, row0, s0, causal_pos, kv_span);
+      const TilePlace t{column_order(a->type, order, s0, ne11), row0, rows, s0, s1 - s0, a->ne[0]};
+      if (mp.causal && t.order == DotOrder::kBatch)
+        causal_tiles(a->type, t, mp.causal_past, mp.kv_span, tile);
       else
-        dot_tile(a->type, tile_order, tile);
+        tile(t);
       s0 = s1;
     }
   }
 }
 
-bool mul_mat_supports(DType weight) { return dot_supported(weight); }
+// The tile at `place` of a batch whose activation and output columns start at column c_begin.
+DotTile tile_at(const Tensor* dst, const MulMatBatch& batch, int64_t c_begin, const TilePlace& place) {
+  const size_t w_row = dst->src[0]->nb[1];
+  const int64_t col = place.col - c_begin;
+  return DotTile{place.n,
+                 batch.w + place.row * static_cast<int64_t>(w_row),
+                 w_row,
+                 place.rows,
+                 batch.acts + col * static_cast<int64_t>(batch.act_row),
+                 batch.act_row,
+                 place.cols,
+                 batch.out + place.row * static_cast<int64_t>(batch.out_row) + col * static_cast<int64_t>(batch.out_col),
+                 batch.out_row,
+                 batch.out_col,
+                 batch.packed,
+                 batch.work,
+                 batch.work_size};
+}
 
-size_t mul_mat_work_size(const Tensor* dst, int nth) {
-  if (mul_mat_amx_applies(dst)) return mul_mat_amx_work_size(dst, nth);
+// The work memory the tile at `place` takes (dot_tile_work_size reads only its shape).
+size_t tile_work_size(const Tensor* dst, bool packed, const TilePlace& place) {
+  const Tensor* a = dst->src[0];
+  return dot_tile_work_size(a->type, place.order,
+                            DotTile{place.n, nullptr, a->nb[1], place.rows, nullptr, 0, place.cols, nullptr, 0, 0, packed});
+}
+
+// How the second phase splits dst: work items of chunk_rows output rows within one (i12, i13)
+// batch, or within `heads` batches taken as the columns of one tile; the dots in `order`.
+struct OutputSplit {
+  int64_t chunk_rows, n_chunks, heads;
+  DotOrder order;
+};
+
+OutputSplit output_split(const Tensor* dst, int nth) {
   const Tensor* a = dst->src[0];
   const Tensor* b = dst->src[1];
-  // Converted activations, then one row of gathered floats per thread for strided src1.
-  return act_region_bytes(a, b) + static_cast<size_t>(nth) * align_up(static_cast<size_t>(b->ne[0]) * sizeof(float));
+  const int64_t ne01 = a->ne[1], ne11 = b->ne[1];
+  // One activation column (decode): each thread takes one even, contiguous run of rows, so its
+  // kernels see long row ranges to stream and prefetch; otherwise row chunks are reused per column.
+  const int64_t chunk_rows = ne11 == 1 && b->ne[2] * b->ne[3] == 1
+                                 ? std::max(kRowBlock, ((ne01 + nth - 1) / nth + kRowBlock - 1) / kRowBlock * kRowBlock)
+                                 : kRowChunk;
+  const DotOrder order = dot_order(a->type, a->ne[0], ne01, ne11, mul_mat_params(*dst).kv_span);
+  // One column per batch, r2 batches on each src0 batch (decode attention, the query heads
+  // sharing a K / V head): those batches become the columns of one tile, so each K / V row is
+  // read once for all of them. Each output keeps its own dot, in the same order.
+  const int64_t r2 = b->ne[2] / a->ne[2];
+  const int64_t heads = ne11 == 1 && r2 > 1 && order != DotOrder::kBatch ? r2 : 1;
+  return {chunk_rows, (ne01 + chunk_rows - 1) / chunk_rows, heads, order};
+}
+
+// Calls tile(place) for each tile of the work item of output rows [row0, row0 + rows).
+template <typename Fn>
+void for_item_tiles(const Tensor* dst, const OutputSplit& split, int64_t row0, int64_t rows, Fn tile) {
+  if (split.heads > 1) return tile(TilePlace{split.order, row0, rows, 0, split.heads, dst->src[0]->ne[0]});
+  for_column_tiles(dst, split.order, row0, rows, 0, dst->src[1]->ne[1], tile);
+}
+
+// The work memory: the converted activations, shared, then per thread a slice that holds the
+// gathered row of a strided activation in the first phase, its tiles' work in the second.
+struct MulMatWork {
+  size_t acts, slice;
+};
+
+MulMatWork mul_mat_work(const Tensor* dst, int nth, bool weight_packed) {
+  const Tensor* a = dst->src[0];
+  const Tensor* b = dst->src[1];
+  const size_t gather = b->nb[0] != sizeof(float) ? work_bytes(static_cast<size_t>(b->ne[0]) * sizeof(float)) : 0;
+  // The first work item's tiles take the most: later ones have no more rows, nor causal tiles more columns.
+  const OutputSplit split = output_split(dst, nth);
+  size_t tiles = 0;
+  for_item_tiles(dst, split, 0, std::min(a->ne[1], split.chunk_rows),
+                 [&](const TilePlace& t) { tiles = std::max(tiles, tile_work_size(dst, weight_packed, t)); });
+  return {act_region_bytes(a, b), std::max(gather, tiles)};
+}
+
+}  // namespace
+
+void mul_mat_columns(const Tensor* dst, DotOrder order, const MulMatBatch& batch, int64_t row0, int64_t rows, int64_t c_begin,
+                     int64_t c_end) {
+  const DType weight = dst->src[0]->type;
+  for_column_tiles(dst, order, row0, rows, c_begin, c_end,
+                   [&](const TilePlace& t) { dot_tile(weight, t.order, tile_at(dst, batch, c_begin, t)); });
+}
+
+size_t mul_mat_columns_work_size(const Tensor* dst, DotOrder order, bool packed, int64_t row0, int64_t rows, int64_t c_begin,
+                                 int64_t c_end) {
+  size_t most = 0;
+  for_column_tiles(dst, order, row0, rows, c_begin, c_end,
+                   [&](const TilePlace& t) { most = std::max(most, tile_work_size(dst, packed, t)); });
+  return most;
+}
+
+bool mul_mat_supports(DType weight) { return dot_supported(weight); }
+
+size_t mul_mat_work_size(const Tensor* dst, int nth, bool weight_packed) {
+  if (mul_mat_amx_applies(dst)) return mul_mat_amx_work_size(dst, nth);
+  const MulMatWork work = mul_mat_work(dst, nth, weight_packed);
+  return work.acts + static_cast<size_t>(nth) * work.slice;
 }
 
 void mul_mat(const ComputeParams& p, Tensor* dst) {
-  if (mul_mat_amx_applies(dst) && p.wsize >= mul_mat_amx_work_size(dst, p.nth)) return mul_mat_amx(p, dst);
+  if (mul_mat_amx_applies(dst)) {
+    require_work(p, mul_mat_amx_work_size(dst, p.nth), dst);
+    return mul_mat_amx(p, dst);
+  }
   const Tensor* a = dst->src[0];
   const Tensor* b = dst->src[1];
-  if (!p.wdata || p.wsize < mul_mat_work_size(dst, p.nth))
-    throw Error("mul_mat '" + dst->name + "': scratch buffer too small");
+  const MulMatWork work = mul_mat_work(dst, p.nth, p.weight_packed);
+  require_work(p, work.acts + static_cast<size_t>(p.nth) * work.slice, dst);
 
   const int64_t K = a->ne[0];
   const size_t act_row = row_bytes(vec_dot_type(a->type), K);
   char* acts = static_cast<char*>(p.wdata);
-  float* gather = reinterpret_cast<float*>(acts + act_region_bytes(a, b) +
-                                           static_cast<size_t>(p.ith) * align_up(static_cast<size_t>(K) * sizeof(float)));
+  char* mine = thread_work(p, work.acts, work.slice);
 
   // Phase 1: convert src1 rows, in (i11, i12, i13) order, into the weight's vec_dot format.
   const int64_t ne11 = b->ne[1], ne12 = b->ne[2];
@@ -138,6 +220,7 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
     const char* src = bytes(b->data) + i11 * b->nb[1] + i12 * b->nb[2] + i13 * b->nb[3];
     const float* row = reinterpret_cast<const float*>(src);
     if (b->nb[0] != sizeof(float)) {
+      auto* gather = reinterpret_cast<float*>(mine);
       for (int64_t k = 0; k < K; ++k) std::memcpy(&gather[k], src + k * b->nb[0], sizeof(float));
       row = gather;
     }
@@ -145,36 +228,26 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
   }
   if (p.nth > 1) barrier_wait(p);
 
-  // Phase 2: work items are chunks of output rows within one (i12, i13) batch.
+  // Phase 2: work items are chunks of output rows within one (i12, i13) batch (or `heads` of them).
   const int64_t ne01 = a->ne[1];
   const int64_t r2 = ne12 / a->ne[2], r3 = b->ne[3] / a->ne[3];
-  // One activation column (decode): each thread takes one even, contiguous run of rows, so its
-  // kernels see long row ranges to stream and prefetch; otherwise row chunks are reused per column.
-  const int64_t chunk_rows = ne11 == 1 && ne12 * b->ne[3] == 1
-                                 ? std::max(kRowBlock, ((ne01 + p.nth - 1) / p.nth + kRowBlock - 1) / kRowBlock * kRowBlock)
-                                 : kRowChunk;
-  const int64_t n_chunks = (ne01 + chunk_rows - 1) / chunk_rows;
-  const DotOrder order = dot_order(a->type, K, ne01, ne11, mul_mat_params(*dst).kv_span);
-  // One column per batch, r2 batches on each src0 batch (decode attention, the query heads
-  // sharing a K / V head): those batches become the columns of one tile, so each K / V row is
-  // read once for all of them. Each output keeps its own dot, in the same order.
-  const int64_t heads = ne11 == 1 && r2 > 1 && order != DotOrder::kBatch ? r2 : 1;
-  const int64_t batches = ne12 / heads;
-  const WorkRange items = split_work(n_chunks * batches * b->ne[3], p.ith, p.nth);
+  const OutputSplit split = output_split(dst, p.nth);
+  const int64_t batches = ne12 / split.heads;
+  const WorkRange items = split_work(split.n_chunks * batches * b->ne[3], p.ith, p.nth);
   for (int64_t item = items.begin; item < items.end; ++item) {
-    const int64_t chunk = item % n_chunks, i12 = (item / n_chunks) % batches * heads, i13 = item / (n_chunks * batches);
-    const char* w_batch = bytes(a->data) + (i12 / r2) * a->nb[2] + (i13 / r3) * a->nb[3];
-    const char* act_batch = acts + (i13 * ne12 + i12) * ne11 * static_cast<int64_t>(act_row);
-    char* dst_batch = static_cast<char*>(dst->data) + i12 * dst->nb[2] + i13 * dst->nb[3];
-    const int64_t row0 = chunk * chunk_rows, rows = std::min(ne01, row0 + chunk_rows) - row0;
-    if (heads > 1) {
-      dot_tile(a->type, order,
-               DotTile{K, w_batch + row0 * static_cast<int64_t>(a->nb[1]), a->nb[1], rows, act_batch, act_row, heads,
-                       dst_batch + row0 * static_cast<int64_t>(dst->nb[0]), dst->nb[0], dst->nb[2], p.weight_packed});
-      continue;
-    }
-    mul_mat_columns(dst, order, MulMatBatch{w_batch, act_batch, act_row, dst_batch, dst->nb[0], dst->nb[1], p.weight_packed},
-                    row0, rows, 0, ne11);
+    const int64_t chunk = item % split.n_chunks, i12 = (item / split.n_chunks) % batches * split.heads,
+                  i13 = item / (split.n_chunks * batches);
+    const MulMatBatch batch{bytes(a->data) + (i12 / r2) * a->nb[2] + (i13 / r3) * a->nb[3],
+                            acts + (i13 * ne12 + i12) * ne11 * static_cast<int64_t>(act_row),
+                            act_row,
+                            static_cast<char*>(dst->data) + i12 * dst->nb[2] + i13 * dst->nb[3],
+                            dst->nb[0],
+                            split.heads > 1 ? dst->nb[2] : dst->nb[1],
+                            p.weight_packed,
+                            mine,
+                            work.slice};
+    const int64_t row0 = chunk * split.chunk_rows, rows = std::min(ne01, row0 + split.chunk_rows) - row0;
+    for_item_tiles(dst, split, row0, rows, [&](const TilePlace& t) { dot_tile(a->type, t.order, tile_at(dst, batch, 0, t)); });
   }
 }
 

@@ -48,7 +48,7 @@ bool has_packed_layout(DType type) {
 }  // namespace
 
 bool packable(const Tensor& w) {
-  return has_packed_layout(w.type) && w.has(kWeight) && w.data && w.ne[1] % kPackRows == 0 &&
+  return has_packed_layout(w.type) && w.has(kWeight) && w.ne[1] % kPackRows == 0 &&
          w.ne[2] == 1 && w.ne[3] == 1 && w.is_contiguous();
 }
 

@@ -1,7 +1,6 @@
 // ROPE: rotates the first n_rot elements of each [head_dim] row by angles
 // pos * freq_scale * freq_base^(-2i/n_rot) / factor[i]; later elements are copied.
 #include <cmath>
-#include <vector>
 
 #include "cpu/kernels.h"
 #include "cpu/rows.h"
@@ -12,8 +11,7 @@ namespace {
 
 // cos/sin of every rotated pair for one position; theta advances by repeated
 // multiplication in float, as ggml's rope cache does, so angles match it bit for bit.
-void fill_angles(float pos, int n_rot, float freq_base, float freq_scale, const Tensor* factors,
-                 std::vector<float>& cos_sin) {
+void fill_angles(float pos, int n_rot, float freq_base, float freq_scale, const Tensor* factors, float* cos_sin) {
   const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(n_rot));
   float theta = pos;
   for (int i = 0; i < n_rot / 2; ++i) {
@@ -26,7 +24,12 @@ void fill_angles(float pos, int n_rot, float freq_base, float freq_scale, const 
   }
 }
 
+// A thread's work memory: the cos / sin of one position's rotated pairs.
+size_t thread_slice_bytes(const Tensor* dst) { return work_bytes(static_cast<size_t>(rope_params(*dst).n_rot) * sizeof(float)); }
+
 }  // namespace
+
+size_t rope_work_size(const Tensor* dst, int nth) { return static_cast<size_t>(nth) * thread_slice_bytes(dst); }
 
 void rope(const ComputeParams& p, Tensor* dst) {
   const Tensor* a = dst->src[0];
@@ -39,8 +42,8 @@ void rope(const ComputeParams& p, Tensor* dst) {
   const float freq_scale = rp.freq_scale;
   const int half = n_rot / 2;
 
-  thread_local std::vector<float> cos_sin;  // reused across calls: no allocation per node
-  cos_sin.resize(static_cast<size_t>(n_rot));
+  require_work(p, rope_work_size(dst, p.nth), dst);
+  auto* cos_sin = reinterpret_cast<float*>(thread_work(p, 0, thread_slice_bytes(dst)));
   int64_t angles_for = -1;  // flat token index (i2, i3) the angles were computed for
   const RowRange rows = split_rows(dst->nrows(), p);
   for (int64_t r = rows.begin; r < rows.end; ++r) {

@@ -1,24 +1,59 @@
 #include "cpu/scratch.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 #include "cpu/attention.h"
 #include "cpu/kernels.h"
+#include "cpu/node_threads.h"
+#include "cpu/repack.h"
+#include "cpu/vec_dot.h"
+#include "engine/error.h"
 
 namespace engine::cpu {
 
-size_t scratch_bytes(const Graph& graph, const Plan& plan, int n_threads) {
+void require_work(const ComputeParams& p, size_t bytes, const Tensor* node) {
+  if (bytes == 0) return;
+  if (!p.wdata || p.wsize < bytes)
+    throw Error(std::string(op_name(node->op)) + " '" + node->name + "': scratch buffer too small (" + std::to_string(p.wsize) +
+                " bytes, needs " + std::to_string(bytes) + ")");
+  if (reinterpret_cast<uintptr_t>(p.wdata) % kWorkAlign != 0)
+    throw Error(std::string(op_name(node->op)) + " '" + node->name + "': scratch buffer not " + std::to_string(kWorkAlign) +
+                "-byte aligned");
+}
+
+size_t node_work_size(const Tensor* node, int nth, bool weight_packed) {
+  switch (node->op) {
+    case Op::MUL_MAT: return mul_mat_work_size(node, nth, weight_packed);
+    case Op::SOFT_MAX: return soft_max_work_size(node, nth);
+    case Op::ROPE: return rope_work_size(node, nth);
+    default: return 0;
+  }
+}
+
+size_t scratch_bytes(const Graph& graph, const Plan& plan, int n_threads, const std::function<bool(const Tensor&)>& packed) {
   const auto& nodes = graph.nodes();
   size_t bytes = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
+    const Tensor* node = nodes[i];
     if (fuses_attention(nodes, i, plan)) {
-      bytes = std::max(bytes, fused_attention_work_size(nodes[i]));
+      bytes = std::max(bytes, fused_attention_work_size(node, nodes[i + 2], n_threads));
       i += 2;
-    } else if (nodes[i]->op == Op::MUL_MAT) {
-      bytes = std::max(bytes, mul_mat_work_size(nodes[i], n_threads));
+    } else {
+      const bool weight_packed = node->op == Op::MUL_MAT && packed(*node->src[0]);
+      bytes = std::max(bytes, node_work_size(node, node_threads(node, n_threads), weight_packed));
     }
   }
   return bytes;
+}
+
+size_t scratch_bytes(const Graph& graph, const Plan& plan, int n_threads) {
+  std::vector<Tensor*> to_pack;
+  if (simd_active()) to_pack = weights_to_pack(graph, [](const Tensor&) { return false; });
+  return scratch_bytes(graph, plan, n_threads,
+                       [&](const Tensor& w) { return std::find(to_pack.begin(), to_pack.end(), &w) != to_pack.end(); });
 }
 
 }  // namespace engine::cpu

@@ -5,13 +5,13 @@
 
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <type_traits>
-#include <vector>
 
 #include "cpu/repack.h"
 #include "cpu/simd_kernels.h"
 #include "cpu/vec_math.h"
+#include "cpu/work_memory.h"
+#include "engine/error.h"
 #include "engine/quants.h"
 #include "quant_formats.h"
 
@@ -205,6 +205,8 @@ inline void vr_store(float* p, VR v) { _mm256_storeu_ps(p, v); }
 }  // namespace
 
 bool dot_tile(DType weight, DotOrder order, const DotTile& t) { return dot_tile_impl<false>(weight, order, t); }
+
+size_t dot_tile_work_size(DType weight, DotOrder order, const DotTile& t) { return dot_tile_work_size_impl(weight, order, t); }
 
 bool quantize_activation(DType act, const float* x, void* dst, int64_t n) { return quantize_activation_impl(act, x, dst, n); }
 

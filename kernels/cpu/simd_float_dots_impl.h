@@ -73,9 +73,12 @@ void float_tiled(const DotTile& t) {
 
 // F16: each block's weight rows widened to floats once (exactly) for all the tile's columns,
 // just before they are used (still in cache); the activations are widened as they are loaded.
+int64_t f16_tiled_floats(const DotTile& t) { return min_i64(ENGINE_TILE_ROWS, t.rows) * t.n; }
+
 void f16_tiled(const DotTile& t) {
   constexpr int RB = ENGINE_TILE_ROWS, CB = ENGINE_TILE_COLS;
-  float* wide = thread_buffer<float>(static_cast<size_t>(RB * t.n));
+  TileWork work(t);
+  float* wide = work.take<float>(f16_tiled_floats(t));
   for (int64_t r0 = 0; r0 < t.rows; r0 += RB) {
     DotTile f = t;
     f.rows = min_i64(RB, t.rows - r0);
@@ -133,11 +136,16 @@ void short_group_block(const float* wg, const float* const (&a)[CB], int64_t n, 
   for (int c = 0; c < CB; ++c) sums[c] = vf_add(even[c], odd[c]);
 }
 
+inline int64_t short_row_groups(const DotTile& t) { return (t.rows + kVecLanes - 1) / kVecLanes; }
+// The work: the transposed groups, then the columns widened.
+int64_t short_tiled_floats(const DotTile& t) { return (short_row_groups(t) * kVecLanes + t.cols) * t.n; }
+
 template <typename W, typename A>
 void short_tiled(const DotTile& t) {
   constexpr int CB = 4;
-  const int64_t n = t.n, groups = (t.rows + kVecLanes - 1) / kVecLanes;
-  float* wt = thread_buffer<float>(static_cast<size_t>((groups * kVecLanes + t.cols) * n));
+  const int64_t n = t.n, groups = short_row_groups(t);
+  TileWork work(t);
+  float* wt = work.take<float>(short_tiled_floats(t));
   float* at = wt + groups * kVecLanes * n;
   for (int64_t r = 0; r < groups * kVecLanes; ++r) {  // rows past the tile repeat the last
     const W* w = reinterpret_cast<const W*>(t.w + min_i64(r, t.rows - 1) * static_cast<int64_t>(t.w_stride));
@@ -319,7 +327,8 @@ bool float_dot_tile(DType weight, DotOrder order, const DotTile& t) {
       if (tiled && short_dot(t.n)) return short_tiled<uint16_t, uint16_t>(t), true;
       if (tiled) return f16_tiled(t), true;
       // Every activation column widened once for all the tile's rows.
-      float* wide = thread_buffer<float>(static_cast<size_t>(t.n * t.cols));
+      TileWork work(t);
+      float* wide = work.take<float>(t.n * t.cols);
       for (int64_t c = 0; c < t.cols; ++c) {
         const auto* a = reinterpret_cast<const uint16_t*>(t.a + c * static_cast<int64_t>(t.a_stride));
         int64_t k = 0;
@@ -337,4 +346,12 @@ bool float_dot_tile(DType weight, DotOrder order, const DotTile& t) {
       return true;
     default: return false;
   }
+}
+
+// The bytes of work memory float_dot_tile takes for t.
+size_t float_dot_tile_work_size(DType weight, DotOrder order, const DotTile& t) {
+  const bool tiled = order == DotOrder::kBatch;
+  if (tiled && (weight == DType::F32 || weight == DType::F16) && short_dot(t.n)) return piece_bytes<float>(short_tiled_floats(t));
+  if (weight != DType::F16) return 0;
+  return piece_bytes<float>(tiled ? f16_tiled_floats(t) : t.n * t.cols);
 }

@@ -92,12 +92,14 @@ inline __m256i k_lanes(const KRow& row, const int8_t* aq, int k0, int k1) {
   return s;
 }
 
-// Unpacks super-blocks of rows r0 .. r0 + RB - 1 (clamped to the tile) once for all columns:
-// rows[b * RB + r] is super-block b of row r. Reused per thread, so no allocation per call.
+// Unpacks super-blocks of rows r0 .. r0 + RB - 1 (clamped to the tile) once for all columns into
+// rows, a piece of the tile's work memory (k_rows_bytes): rows[b * RB + r] is super-block b of row r.
 template <int RB>
-const KRow* unpack_k_rows(DType type, const DotTile& t, int64_t r0) {
+size_t k_rows_bytes(const DotTile& t) { return piece_bytes<KRow>(t.n / kQK_K * RB); }
+
+template <int RB>
+const KRow* unpack_k_rows(DType type, const DotTile& t, int64_t r0, KRow* rows) {
   const int64_t nb = t.n / kQK_K;
-  KRow* rows = thread_buffer<KRow>(static_cast<size_t>(nb * RB));
   const char* wp[RB];
   block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
   const size_t block_bytes = dtype_info(type).block_bytes;
@@ -153,8 +155,9 @@ void k_serial_block(int groups, const KRow* unpacked, const DotTile& t, int64_t 
 }
 
 void k_serial(DType type, int groups, const DotTile& t) {
+  KRow* unpacked = TileWork(t).take<KRow>(t.n / kQK_K * 8);
   for (int64_t r0 = 0; r0 < t.rows; r0 += 8) {
-    const KRow* rows = unpack_k_rows<8>(type, t, r0);
+    const KRow* rows = unpack_k_rows<8>(type, t, r0, unpacked);
     int64_t c0 = 0;
     for (; c0 + 4 <= t.cols; c0 += 4) k_serial_block<4>(groups, rows, t, r0, c0);
     for (; c0 < t.cols; ++c0) k_serial_block<1>(groups, rows, t, r0, c0);
@@ -335,11 +338,18 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, co
   }
 }
 
+// Work memory: the GEMM's level sums, then with several columns the prepared super-blocks.
+size_t q4_K_serial_work_size(bool gemm, const DotTile& t) {
+  const int64_t nb = t.n / kQK_K;
+  return (gemm ? piece_bytes<float>(t.cols * nb * 8) : 0) + (t.cols == 1 ? 0 : prepared_bytes<Q4KSuper>(nb, 1));
+}
+
 void q4_K_serial(bool gemm, const DotTile& t) {
   const int64_t nb = t.n / kQK_K;
+  TileWork work(t);
   float* bsum_f = nullptr;
   if (gemm) {
-    bsum_f = thread_buffer<float>(static_cast<size_t>(t.cols * nb * 8));
+    bsum_f = work.take<float>(t.cols * nb * 8);
     for (int64_t c = 0; c < t.cols; ++c)
       for (int64_t i = 0; i < nb; ++i) {
         const int16_t* bs = act_block<BlockQ8_K>(t, c, i).bsums;
@@ -352,7 +362,7 @@ void q4_K_serial(bool gemm, const DotTile& t) {
   }
   // Several columns: each row block's super-blocks transposed once, then reused by every column.
   for_prepared_row_blocks<kRowLanes, Q4KSuper>(
-      t, t.n / kQK_K, 1, [&](const char* const* wp, int64_t r0, int64_t i, Q4KSuper* out) { q4_K_rows(t, wp, r0, i, *out); },
+      t, work, t.n / kQK_K, 1, [&](const char* const* wp, int64_t r0, int64_t i, Q4KSuper* out) { q4_K_rows(t, wp, r0, i, *out); },
       [&](auto cols, const Q4KSuper* rows, int64_t r0, int64_t c0) {
         q4_K_serial_block<decltype(cols)::value, true>(gemm, t, rows, bsum_f, r0, c0);
       });
@@ -540,8 +550,20 @@ void q6_K_wide_block(const DotTile& t, const Q6KWide* prepared, const __m256i* p
     }
 }
 
+constexpr int kQ6KRegs = 2 / kLaneRows > 0 ? 2 / kLaneRows : 1;  // a row pair per block, as the file's rows stream best
+constexpr int kQ6KWideRegs = 4;  // four registers of rows share each activation load
+
+// Work memory with several columns: the prepared super-blocks, after the activation pairs with
+// int16 dot products.
+size_t q6_K_lanes_work_size(const DotTile& t) {
+  const int64_t nb = t.n / kQK_K;
+  if (t.cols == 1) return 0;
+  if (!ENGINE_SIMD_VNNI) return prepared_bytes<Q6KRows>(nb, kQ6KRegs);
+  return piece_bytes<__m256i>(t.cols * nb * 16) + prepared_bytes<Q6KWide>(nb, kQ6KWideRegs);
+}
+
 void q6_K_lanes(const DotTile& t) {
-  constexpr int RG = 2 / kLaneRows > 0 ? 2 / kLaneRows : 1;  // a row pair per block, as the file's rows stream best
+  constexpr int RG = kQ6KRegs;
   if (t.packed && t.cols == 1) {  // a whole packed group per pass: one stream of weights
     constexpr int RGP = kPackRows / kLaneRows;
     for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) q6_K_lanes_block<RGP, 1>(t, nullptr, r0, 0);
@@ -552,24 +574,24 @@ void q6_K_lanes(const DotTile& t) {
     return;
   }
   const int64_t nb = t.n / kQK_K;
+  TileWork work(t);
   if constexpr (!ENGINE_SIMD_VNNI) {  // without int16 dot products the byte operations are cheaper
     // Several columns: each row block's super-blocks loaded once, then reused by every column.
     for_prepared_row_blocks<RG * kLaneRows, Q6KRows>(
-        t, nb, RG, [&](const char* const* wp, int64_t r0, int64_t i, Q6KRows* out) { q6_K_rows<RG>(t, wp, r0, i, out); },
+        t, work, nb, RG, [&](const char* const* wp, int64_t r0, int64_t i, Q6KRows* out) { q6_K_rows<RG>(t, wp, r0, i, out); },
         [&](auto cols, const Q6KRows* rows, int64_t r0, int64_t c0) { q6_K_lanes_block<RG, decltype(cols)::value>(t, rows, r0, c0); });
     return;
   }
-  __m256i* pairs = thread_buffer<__m256i>(static_cast<size_t>(t.cols * nb * 16));
+  __m256i* pairs = work.take<__m256i>(t.cols * nb * 16);
   for (int64_t c = 0; c < t.cols; ++c)
     for (int64_t i = 0; i < nb; ++i) {
       const BlockQ8_K& a = act_block<BlockQ8_K>(t, c, i);
       for (int k = 0; k < 8; ++k) q8_pairs(a.qs + 32 * k, pairs + (c * nb + i) * 16 + 2 * k);
     }
-  // Each row block's super-blocks loaded and widened once, then reused by every column; four
-  // registers of rows share each activation load.
-  constexpr int RGW = 4;
+  // Each row block's super-blocks loaded and widened once, then reused by every column.
+  constexpr int RGW = kQ6KWideRegs;
   for_prepared_row_blocks<RGW * kLaneRows, Q6KWide>(
-      t, nb, RGW,
+      t, work, nb, RGW,
       [&](const char* const* wp, int64_t r0, int64_t i, Q6KWide* out) {
         for (int g = 0; g < RGW; ++g) {
           Q6KRows rows;
@@ -614,8 +636,9 @@ void k_lanes_block(DType type, const KRow* unpacked, const DotTile& t, int64_t r
 }
 
 void k_lanes_tile(DType type, const DotTile& t) {
+  KRow* unpacked = TileWork(t).take<KRow>(t.n / kQK_K * 2);
   for (int64_t r0 = 0; r0 < t.rows; r0 += 2) {
-    const KRow* rows = unpack_k_rows<2>(type, t, r0);
+    const KRow* rows = unpack_k_rows<2>(type, t, r0, unpacked);
     int64_t c0 = 0;
     for (; c0 + 4 <= t.cols; c0 += 4) k_lanes_block<2, 4>(type, rows, t, r0, c0);
     for (; c0 < t.cols; ++c0) k_lanes_block<2, 1>(type, rows, t, r0, c0);
@@ -640,5 +663,25 @@ bool dot_tile_impl(DType weight, DotOrder order, const DotTile& t) {
     case DType::Q5_K: return k_lanes_tile(weight, t), true;
     case DType::Q6_K: return q6_K_lanes(t), true;
     default: return false;
+  }
+}
+
+// The bytes of DotTile::work dot_tile_impl takes for t: its kernel's pieces.
+size_t dot_tile_work_size_impl(DType weight, DotOrder order, const DotTile& t) {
+  switch (weight) {
+    case DType::F32:
+    case DType::F16:
+    case DType::BF16: return float_dot_tile_work_size(weight, order, t);
+    case DType::Q8_0: return t.cols > 1 || t.packed ? q8_0_lanes_gemm_work_size(t) : legacy_lanes_work_size(t);
+    case DType::Q5_0:
+    case DType::Q4_1:
+    case DType::Q5_1: return legacy_lanes_work_size(t);
+    case DType::Q4_0: return q4_0_serial_work_size(t);
+    case DType::Q4_K: return q4_K_serial_work_size(order == DotOrder::kBatch, t);
+    case DType::Q2_K: return k_rows_bytes<8>(t);
+    case DType::Q3_K:
+    case DType::Q5_K: return k_rows_bytes<2>(t);
+    case DType::Q6_K: return q6_K_lanes_work_size(t);
+    default: return 0;
   }
 }

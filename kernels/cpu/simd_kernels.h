@@ -12,6 +12,7 @@ namespace engine::cpu {
 
 namespace avx2 {
 bool dot_tile(DType weight, DotOrder order, const DotTile& t);
+size_t dot_tile_work_size(DType weight, DotOrder order, const DotTile& t);
 bool quantize_activation(DType act, const float* x, void* dst, int64_t n);
 double exp_shifted(const float* x, float shift, float* y, int64_t n);
 void silu(const float* x, float* y, int64_t n);
@@ -20,6 +21,7 @@ void silu(const float* x, float* y, int64_t n);
 namespace avx512 {
 // native_bf16: use the AVX512_BF16 dot-product instruction instead of its emulation.
 bool dot_tile(DType weight, DotOrder order, const DotTile& t, bool native_bf16);
+size_t dot_tile_work_size(DType weight, DotOrder order, const DotTile& t);
 bool quantize_activation(DType act, const float* x, void* dst, int64_t n);
 double exp_shifted(const float* x, float shift, float* y, int64_t n);
 void silu(const float* x, float* y, int64_t n);

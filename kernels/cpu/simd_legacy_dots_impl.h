@@ -93,11 +93,15 @@ void legacy_lanes_block(const DotTile& t, const float* act_d, int64_t r0, int64_
 
 constexpr int kLegacyRegs = 2 * kLaneRows;  // registers of rows: as many as the accumulators fit
 
-// Each activation block's scale, the act_d of legacy_lanes_block.
+// Each activation block's scale, the act_d of legacy_lanes_block: the kernels' one piece of work
+// memory (legacy_lanes_work_size).
 template <typename L>
 const float* legacy_act_scales(const DotTile& t) {
-  return act_table<float, LegacyAct<L>>(t, [](const LegacyAct<L>& a) { return half(a.d); });
+  TileWork work(t);
+  return act_table<float, LegacyAct<L>>(t, work, [](const LegacyAct<L>& a) { return half(a.d); });
 }
+
+inline size_t legacy_lanes_work_size(const DotTile& t) { return act_table_bytes<float>(t); }
 
 // One activation column (decode), weights in the file layout.
 template <typename L>
@@ -203,9 +207,16 @@ template <int CB, typename RowsOf>
   }
 }
 
+// Work memory: the activation table, then (unless each block's registers come straight from the
+// packed stream) the prepared row blocks.
+size_t q8_0_lanes_gemm_work_size(const DotTile& t) {
+  return act_table_bytes<Q8_0LaneAct>(t) + (t.packed && t.cols == 1 ? 0 : prepared_bytes<Q8_0LaneRows>(t.n / kQK, 1));
+}
+
 void q8_0_lanes_gemm(const DotTile& t) {
   const int64_t nb = t.n / kQK;
-  const Q8_0LaneAct* acts = act_table<Q8_0LaneAct, BlockQ8_0>(t, [](const BlockQ8_0& a) {
+  TileWork work(t);
+  const Q8_0LaneAct* acts = act_table<Q8_0LaneAct, BlockQ8_0>(t, work, [](const BlockQ8_0& a) {
     alignas(64) int32_t offsets[kRowLanes];
     vi_store(offsets, vi_signed_offset(vi_repeat(load256(a.qs))));
     Q8_0LaneAct x;
@@ -219,7 +230,7 @@ void q8_0_lanes_gemm(const DotTile& t) {
     return;
   }
   for_prepared_row_blocks<kRowLanes, Q8_0LaneRows, 2>(
-      t, nb, 1,
+      t, work, nb, 1,
       [&](const char* const* wp, int64_t r0, int64_t i, Q8_0LaneRows* out) {
         if (t.packed)
           *out = q8_0_packed_lane_rows(t, r0, i);
@@ -328,9 +339,15 @@ void q4_0_serial_block(const DotTile& t, const Q4_0Rows* prepared, const Q4_0Act
   for (int c = 0; c < CB; ++c) store_row_lanes(t, r0, c0 + c, acc[c]);
 }
 
+// Work memory: the activation table, then with several columns the prepared row blocks.
+size_t q4_0_serial_work_size(const DotTile& t) {
+  return act_table_bytes<Q4_0Act>(t) + (t.cols == 1 ? 0 : prepared_bytes<Q4_0Rows>(t.n / kQK, 1));
+}
+
 void q4_0_serial(const DotTile& t) {
   const int64_t nb = t.n / kQK;
-  const Q4_0Act* acts = act_table<Q4_0Act, BlockQ8_0>(t, [](const BlockQ8_0& a) {
+  TileWork work(t);
+  const Q4_0Act* acts = act_table<Q4_0Act, BlockQ8_0>(t, work, [](const BlockQ8_0& a) {
     const __m256i ones = _mm256_set1_epi8(1);
     const int32_t sum = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones, load256(a.qs)), _mm256_set1_epi16(1)));
     return Q4_0Act{-8 * sum, half(a.d)};
@@ -341,7 +358,7 @@ void q4_0_serial(const DotTile& t) {
   }
   // Several columns: each row block transposed once, then reused by every column.
   for_prepared_row_blocks<kRowLanes, Q4_0Rows>(
-      t, nb, 1, [&](const char* const* wp, int64_t r0, int64_t i, Q4_0Rows* out) { q4_0_rows(t, wp, r0, i, *out); },
+      t, work, nb, 1, [&](const char* const* wp, int64_t r0, int64_t i, Q4_0Rows* out) { q4_0_rows(t, wp, r0, i, *out); },
       [&](auto cols, const Q4_0Rows* rows, int64_t r0, int64_t c0) {
         q4_0_serial_block<decltype(cols)::value, true>(t, rows, acts, r0, c0);
       });

@@ -1,5 +1,5 @@
 // Part of the SIMD kernel bodies (simd_kernels_impl.h lists the parts, in order): the vector
-// vocabulary's shared names, tile iteration, scratch buffers and prefetching.
+// vocabulary's shared names, tile iteration, work memory and prefetching.
 
 using engine::quant::BlockQ4_0;
 using engine::quant::BlockQ4_1;
@@ -38,23 +38,44 @@ inline const char* packed_block(const DotTile& t, int64_t r, int64_t i, size_t b
   return t.w + (r / kPackRows * kPackRows) * static_cast<int64_t>(t.w_stride) + i * kPackRows * static_cast<int64_t>(block_bytes);
 }
 
-// n objects of T in a per-thread buffer aligned for T (vector types included), kept across calls
-// so no call allocates once the largest size was seen; one buffer per type.
+// Bytes of n objects of T in a tile's work memory: whole pieces (work_memory.h), so the next
+// piece is aligned for any vector type too.
 template <typename T>
-T* thread_buffer(size_t n) {
-  thread_local std::vector<unsigned char> bytes;
-  if (bytes.size() < n * sizeof(T) + alignof(T)) bytes.resize(n * sizeof(T) + alignof(T));
-  void* p = bytes.data();
-  size_t space = bytes.size();
-  return static_cast<T*>(std::align(alignof(T), n * sizeof(T), p, space));
+size_t piece_bytes(int64_t n) {
+  static_assert(alignof(T) <= kWorkAlign);
+  return work_bytes(static_cast<size_t>(n) * sizeof(T));
 }
 
+// The tile's work memory (DotTile::work), handed out piece by piece from its start; each kernel's
+// *_work_size counts the pieces it takes. Taking more than the tile was given throws.
+class TileWork {
+ public:
+  explicit TileWork(const DotTile& t) : next_(t.work), left_(t.work_size) {}
+  template <typename T>
+  T* take(int64_t n) {
+    const size_t bytes = piece_bytes<T>(n);
+    if (bytes > left_) [[unlikely]]
+      throw Error("dot_tile: work memory too small");
+    T* piece = reinterpret_cast<T*>(next_);
+    next_ += bytes;
+    left_ -= bytes;
+    return piece;
+  }
+
+ private:
+  char* next_;
+  size_t left_;
+};
+
 // What each block of 32 activations contributes besides its levels, made once per tile in a
-// per-thread table: entry(block i of column c) at c * (n / 32) + i.
+// table taken from its work memory: entry(block i of column c) at c * (n / 32) + i.
+template <typename Entry>
+size_t act_table_bytes(const DotTile& t) { return piece_bytes<Entry>(t.cols * (t.n / kQK)); }
+
 template <typename Entry, typename Act, typename MakeEntry>
-const Entry* act_table(const DotTile& t, MakeEntry entry) {
+const Entry* act_table(const DotTile& t, TileWork& work, MakeEntry entry) {
   const int64_t nb = t.n / kQK;
-  Entry* table = thread_buffer<Entry>(static_cast<size_t>(t.cols * nb));
+  Entry* table = work.take<Entry>(t.cols * nb);
   for (int64_t c = 0; c < t.cols; ++c)
     for (int64_t i = 0; i < nb; ++i) table[c * nb + i] = entry(act_block<Act>(t, c, i));
   return table;
@@ -118,10 +139,13 @@ void for_blocks(const DotTile& t, BlockN blockN, Block1 block1) {
 // Several columns: for each group of RB weight rows, prepares block i of the group once
 // (prepare(wp, r0, i, &prepared[i * per_block]), wp the rows in the file layout; the next group
 // prefetched meanwhile), then calls run(cols, prepared, r0, c0) for every column, cols = CB where
-// CB remain, else 1.
+// CB remain, else 1. The prepared blocks are a piece of the tile's work memory.
+template <typename Prepared>
+size_t prepared_bytes(int64_t nb, int64_t per_block) { return piece_bytes<Prepared>(nb * per_block); }
+
 template <int RB, typename Prepared, int CB = 4, typename Prepare, typename Run>
-void for_prepared_row_blocks(const DotTile& t, int64_t nb, int64_t per_block, Prepare prepare, Run run) {
-  Prepared* prepared = thread_buffer<Prepared>(static_cast<size_t>(nb * per_block));
+void for_prepared_row_blocks(const DotTile& t, TileWork& work, int64_t nb, int64_t per_block, Prepare prepare, Run run) {
+  Prepared* prepared = work.take<Prepared>(nb * per_block);
   for (int64_t r0 = 0; r0 < t.rows; r0 += RB) {
     const char* wp[RB];
     block_ptrs(t.w, t.w_stride, r0, t.rows, wp);

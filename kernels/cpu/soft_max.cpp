@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <vector>
 
 #include "cpu/kernels.h"
 #include "cpu/rows.h"
@@ -31,7 +30,16 @@ float lanes_max(const float* v, int64_t n) {
   return max;
 }
 
+// A thread's work memory: the row's scaled inputs (soft_max_row's w), then with a mask each mask
+// row's live prefix.
+size_t thread_slice_bytes(const Tensor* dst) {
+  return work_bytes(static_cast<size_t>(dst->ne[0]) * sizeof(float)) +
+         (dst->src[1] ? work_bytes(static_cast<size_t>(dst->ne[1]) * sizeof(int64_t)) : 0);
+}
+
 }  // namespace
+
+size_t soft_max_work_size(const Tensor* dst, int nth) { return static_cast<size_t>(nth) * thread_slice_bytes(dst); }
 
 int64_t mask_live_prefix(const float* m, int64_t n) {
   int64_t live = n;
@@ -69,23 +77,22 @@ void soft_max(const ComputeParams& p, Tensor* dst) {
     throw Error("soft_max '" + dst->name + "': rows must be dense");
   const float scale = scale_param(*dst);
   const int64_t n = dst->ne[0];
-  thread_local std::vector<float> w;  // reused across calls: no allocation per node
-  if (w.size() < static_cast<size_t>(n)) w.resize(static_cast<size_t>(n));
+  require_work(p, soft_max_work_size(dst, p.nth), dst);
+  char* mine = thread_work(p, 0, thread_slice_bytes(dst));
+  auto* w = reinterpret_cast<float*>(mine);
   // A causal mask row ends in -inf: those outputs are exact zeros and add zeros to the sum, so
   // only the lane groups before that tail are evaluated, and the input there is not read. Only
   // the mask rows of this step's tokens are scanned (the padding rows are all -inf).
-  thread_local std::vector<int64_t> live_prefix;
-  if (mask) {
-    live_prefix.resize(static_cast<size_t>(dst->ne[1]));
+  auto* live_prefix = reinterpret_cast<int64_t*>(mine + work_bytes(static_cast<size_t>(n) * sizeof(float)));
+  if (mask)
     for (int64_t i1 = 0; i1 < dst->ne[1]; ++i1)
-      live_prefix[static_cast<size_t>(i1)] = mask_live_prefix(reinterpret_cast<const float*>(row_ptr(mask, i1, 0, 0)), n);
-  }
+      live_prefix[i1] = mask_live_prefix(reinterpret_cast<const float*>(row_ptr(mask, i1, 0, 0)), n);
   const RowRange rows = split_rows(dst->nrows(), p);
   for (int64_t r = rows.begin; r < rows.end; ++r) {
     const RowIndex i = row_index(dst, r);
     const auto* m = mask ? reinterpret_cast<const float*>(row_ptr(mask, i.i1, 0, 0)) : nullptr;
-    soft_max_row(reinterpret_cast<const float*>(row_ptr(a, i)), m, m ? live_prefix[static_cast<size_t>(i.i1)] : n, scale,
-                 reinterpret_cast<float*>(row_ptr(dst, i)), n, w.data());
+    soft_max_row(reinterpret_cast<const float*>(row_ptr(a, i)), m, m ? live_prefix[i.i1] : n, scale,
+                 reinterpret_cast<float*>(row_ptr(dst, i)), n, w);
   }
 }
 

@@ -4,13 +4,14 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
-#include <vector>
 
 #include "cpu/cpu_features.h"
 #include "cpu/dot_float.h"
 #include "cpu/dot_quant.h"
+#include "cpu/host_buffer.h"
 #include "cpu/repack.h"
 #include "cpu/simd_kernels.h"
+#include "cpu/work_memory.h"
 #include "engine/error.h"
 #include "engine/quants.h"
 #include "quant_formats.h"
@@ -139,26 +140,45 @@ float scalar_dot(DType weight, int64_t n, const void* w, const void* a, DotOrder
   }
 }
 
+// The float GEMM order needs whole steps; other rows take the per-row order.
+DotOrder tile_order(DType weight, DotOrder order, int64_t n) {
+  return order == DotOrder::kBatch && n % std::max<int64_t>(1, tiled_float_step(weight)) != 0 ? DotOrder::kRow : order;
+}
+
+// dot_tile_unpacking's work memory: one packed group in the file layout.
+size_t unpacked_group_bytes(const DotTile& t) { return work_bytes(kPackRows * t.w_stride); }
+
 // The scalar code reads the file layout: each packed group is unpacked first.
 void dot_tile_unpacking(DType weight, DotOrder order, const DotTile& t) {
-  thread_local std::vector<char> rows;
-  rows.resize(kPackRows * t.w_stride);
+  if (t.work_size < unpacked_group_bytes(t)) throw Error("dot_tile: work memory too small");
   for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) {
-    unpack_group(weight, t.n, t.w + r0 * static_cast<int64_t>(t.w_stride), rows.data());
+    unpack_group(weight, t.n, t.w + r0 * static_cast<int64_t>(t.w_stride), t.work);
     DotTile group = t;
-    group.w = rows.data();
+    group.w = t.work;
     group.rows = std::min(kPackRows, t.rows - r0);
     group.out = t.out + r0 * static_cast<int64_t>(t.out_row);
     group.packed = false;
+    group.work = nullptr;  // the scalar dots of the file layout take none
+    group.work_size = 0;
     dot_tile(weight, order, group);
   }
 }
 
 }  // namespace
 
+size_t dot_tile_work_size(DType weight, DotOrder order, const DotTile& t) {
+  order = tile_order(weight, order, t.n);
+  switch (simd_level()) {
+    case SimdLevel::kAvx512Bf16:
+    case SimdLevel::kAvx512: return avx512::dot_tile_work_size(weight, order, t);
+    case SimdLevel::kAvx2: return avx2::dot_tile_work_size(weight, order, t);
+    case SimdLevel::kScalar: break;
+  }
+  return t.packed ? unpacked_group_bytes(t) : 0;
+}
+
 void dot_tile(DType weight, DotOrder order, const DotTile& t) {
-  // The float GEMM order needs whole steps; other rows take the per-row order.
-  if (order == DotOrder::kBatch && t.n % std::max<int64_t>(1, tiled_float_step(weight)) != 0) order = DotOrder::kRow;
+  order = tile_order(weight, order, t.n);
   if (t.packed && simd_level() == SimdLevel::kScalar) return dot_tile_unpacking(weight, order, t);
   switch (simd_level()) {
     case SimdLevel::kAvx512Bf16:
@@ -179,8 +199,12 @@ void dot_tile(DType weight, DotOrder order, const DotTile& t) {
 
 float dot(DType weight, int64_t n, const void* w, const void* a, DotOrder order) {
   float v = 0;
-  dot_tile(weight, order,
-           DotTile{n, static_cast<const char*>(w), 0, 1, static_cast<const char*>(a), 0, 1, reinterpret_cast<char*>(&v), 0, 0});
+  DotTile t{n, static_cast<const char*>(w), 0, 1, static_cast<const char*>(a), 0, 1, reinterpret_cast<char*>(&v), 0, 0};
+  HostBuffer work;
+  work.reserve(dot_tile_work_size(weight, order, t));
+  t.work = static_cast<char*>(work.data());
+  t.work_size = work.size();
+  dot_tile(weight, order, t);
   return v;
 }
 

@@ -34,13 +34,16 @@ DotOrder dot_order(DType weight, int64_t k, int64_t rows, int64_t cols, bool kv_
 // GEMM and the leftover columns, one at a time, to its GEMV (the single-column order).
 DotOrder column_order(DType weight, DotOrder order, int64_t col, int64_t cols);
 
-// Dot of n elements: w_row in `weight`, act_row in vec_dot_type(weight).
+// Dot of n elements: w_row in `weight`, act_row in vec_dot_type(weight). For tests and
+// benchmarks: its work memory (dot_tile_work_size) is allocated on each call.
 float dot(DType weight, int64_t n, const void* w_row, const void* act_row, DotOrder order = DotOrder::kRow);
 
 // A block of a matrix multiply: `rows` weight rows (w_stride bytes apart) times `cols`
 // activation rows in vec_dot_type (a_stride bytes apart), each dot of n elements; the result of
 // (row r, column c) is the float at out + r * out_row + c * out_col (byte strides). With
 // `packed`, the weight is in repack.h's layout and w is the start of a group of its rows.
+// `work` is work_size bytes of work memory (work_memory.h) for the tile alone, at least
+// dot_tile_work_size; a tile given less throws.
 struct DotTile {
   int64_t n;
   const char* w;
@@ -53,6 +56,8 @@ struct DotTile {
   size_t out_row;
   size_t out_col;
   bool packed = false;
+  char* work = nullptr;
+  size_t work_size = 0;
 };
 
 // Float tiled dots this short (attention's q.k over a head) take a kernel without a horizontal
@@ -63,6 +68,9 @@ inline bool short_dot(int64_t n) { return n <= kShortDot && n % 16 == 0; }
 // Every dot of the tile in `order` (column_order already applied: one order for all columns),
 // on the fastest instruction set in use; bit-identical to calling dot() for each.
 void dot_tile(DType weight, DotOrder order, const DotTile& t);
+// Bytes of DotTile::work that dot_tile(weight, order, t) takes on the instruction set in use,
+// reading only t's shape (n, w_stride, rows, cols, packed); never less for more rows or columns.
+size_t dot_tile_work_size(DType weight, DotOrder order, const DotTile& t);
 
 // Forces the portable scalar code (true) or the fastest the CPU supports (false). The default
 // is the fastest unless the environment sets ENGINE_CPU_SCALAR=1. Meant for tests.

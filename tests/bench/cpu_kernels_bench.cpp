@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cpu/cpu_features.h"
+#include "cpu/host_buffer.h"
 #include "cpu/kernels.h"
 #include "cpu/repack.h"
 #include "cpu/vec_dot.h"
@@ -56,6 +57,15 @@ const Matrix& matrix(DType type, int64_t k, int64_t rows, int64_t cols, bool pac
   return cache.back().second;
 }
 
+// Work memory for `tile`, made once and pointed to by it (as the backend's scratch is).
+engine::cpu::HostBuffer work_for(DType type, DotOrder order, engine::cpu::DotTile& tile) {
+  engine::cpu::HostBuffer work;
+  work.reserve(engine::cpu::dot_tile_work_size(type, order, tile));
+  tile.work = static_cast<char*>(work.data());
+  tile.work_size = work.size();
+  return work;
+}
+
 void set_level(bool simd) {
   engine::cpu::set_simd_level_cap(simd ? SimdLevel::kAvx512Bf16 : SimdLevel::kScalar);
 }
@@ -68,11 +78,12 @@ void mul_mat_rows(benchmark::State& state, DType type, int64_t k, int64_t all_ro
   const Matrix& m = matrix(type, k, all_rows, cols, packed);
   std::vector<float> out(static_cast<size_t>(rows * cols));
   const DotOrder order = engine::cpu::dot_order(type, k, rows, cols);
+  engine::cpu::DotTile tile{k, reinterpret_cast<const char*>(m.w.data()), m.w_row, rows,
+                            reinterpret_cast<const char*>(m.a.data()), m.a_row, cols,
+                            reinterpret_cast<char*>(out.data()), sizeof(float), sizeof(float) * rows, packed};
+  const engine::cpu::HostBuffer work = work_for(type, order, tile);
   for (auto _ : state) {
-    engine::cpu::dot_tile(type, order,
-                          engine::cpu::DotTile{k, reinterpret_cast<const char*>(m.w.data()), m.w_row, rows,
-                                               reinterpret_cast<const char*>(m.a.data()), m.a_row, cols,
-                                               reinterpret_cast<char*>(out.data()), sizeof(float), sizeof(float) * rows, packed});
+    engine::cpu::dot_tile(type, order, tile);
     benchmark::DoNotOptimize(out.data());
   }
   const double macs = static_cast<double>(rows) * cols * k;
@@ -97,7 +108,8 @@ void mul_mat_amx_prefill(benchmark::State& state) {
   w->data = m.w.data();
   x->data = xs.data();
   y->data = ys.data();
-  std::vector<uint8_t> work(engine::cpu::mul_mat_work_size(y, 1));
+  engine::cpu::HostBuffer work;
+  work.reserve(engine::cpu::mul_mat_work_size(y, 1, true));
   engine::cpu::ComputeParams p;
   p.wdata = work.data();
   p.wsize = work.size();
@@ -118,7 +130,15 @@ void dot_row(benchmark::State& state, DType type, bool simd) {
   set_level(simd);
   if (simd && engine::cpu::simd_level() == SimdLevel::kScalar) return state.SkipWithError("no SIMD on this CPU");
   const Matrix& m = matrix(type, kK, kRows, 1, false);
-  for (auto _ : state) benchmark::DoNotOptimize(engine::cpu::dot(type, kK, m.w.data(), m.a.data()));
+  // dot() itself, less the work memory it allocates per call.
+  float v = 0;
+  engine::cpu::DotTile tile{kK, reinterpret_cast<const char*>(m.w.data()), 0, 1, reinterpret_cast<const char*>(m.a.data()), 0, 1,
+                            reinterpret_cast<char*>(&v), 0, 0};
+  const engine::cpu::HostBuffer work = work_for(type, DotOrder::kRow, tile);
+  for (auto _ : state) {
+    engine::cpu::dot_tile(type, DotOrder::kRow, tile);
+    benchmark::DoNotOptimize(v);
+  }
   state.counters["GMAC/s"] = benchmark::Counter(kK * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   set_level(true);
 }

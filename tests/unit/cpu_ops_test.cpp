@@ -11,7 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "cpu/host_buffer.h"
 #include "cpu/kernels.h"
+#include "cpu/scratch.h"
 #include "cpu/thread_pool.h"
 #include "engine/backend.h"
 #include "engine/error.h"
@@ -57,15 +59,25 @@ float at(const Tensor* t, int64_t i0, int64_t i1 = 0, int64_t i2 = 0, int64_t i3
                                          i2 * t->nb[2] + i3 * t->nb[3]);
 }
 
+// The work memory dst's kernel needs with nth threads, as the backend gives it.
+cpu::HostBuffer work_for(const Tensor* dst, int nth) {
+  cpu::HostBuffer work;
+  work.reserve(cpu::node_work_size(dst, nth, false));
+  return work;
+}
+
 // Runs `kernel` on dst with nth threads and returns dst's values.
 std::vector<float> run_with_threads(KernelFn kernel, Tensor* dst, int nth) {
   static cpu::ThreadPool pool(3);
   cpu::Barrier barrier(nth);
+  const cpu::HostBuffer work = work_for(dst, nth);
   std::memset(dst->data, 0xff, dst->nbytes());  // NaN fill: rows left unwritten show up
   pool.run(nth, [&](int ith) {
     ComputeParams p;
     p.ith = ith;
     p.nth = nth;
+    p.wdata = work.data();
+    p.wsize = work.size();
     p.barrier = &barrier;
     kernel(p, dst);
   });
@@ -405,12 +417,15 @@ TEST(CpuOps, SoftMaxInPlaceGivesTheSameBits) {
   for (int nth : {1, 2, 3}) {
     std::memcpy(kq->data, scores.data(), scores.size() * sizeof(float));
     cpu::Barrier barrier(nth);
+    const cpu::HostBuffer work = work_for(over, nth);
     std::vector<std::thread> threads;
     for (int ith = 0; ith < nth; ++ith)
       threads.emplace_back([&, ith] {
         ComputeParams p;
         p.ith = ith;
         p.nth = nth;
+        p.wdata = work.data();
+        p.wsize = work.size();
         p.barrier = &barrier;
         cpu::soft_max(p, over);
       });

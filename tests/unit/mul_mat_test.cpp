@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cpu/cpu_features.h"
+#include "cpu/host_buffer.h"
 #include "cpu/kernels.h"
 #include "cpu/mul_mat_amx.h"
 #include "cpu/repack.h"
@@ -73,7 +74,8 @@ std::vector<float> activation_row(DType weight, const Tensor* b, int64_t i11, in
 // Threads run one after another here, with no barrier between the phases: the first pass
 // converts every activation row, the second computes each thread's outputs from them.
 void run_mul_mat(Tensor* dst, int nth = 1, bool weight_packed = false) {
-  std::vector<uint8_t> work(cpu::mul_mat_work_size(dst, nth));
+  cpu::HostBuffer work;
+  work.reserve(cpu::mul_mat_work_size(dst, nth, weight_packed));
   for (int pass = 0; pass < (nth > 1 ? 2 : 1); ++pass)
     for (int ith = 0; ith < nth; ++ith) {
       cpu::ComputeParams p;

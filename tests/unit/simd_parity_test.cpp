@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cpu/cpu_features.h"
+#include "cpu/host_buffer.h"
 #include "cpu/repack.h"
 #include "cpu/vec_dot.h"
 #include "cpu/vec_math.h"
@@ -64,12 +65,17 @@ Tile make_tile(DType type, int64_t n, int64_t rows, int64_t cols, uint32_t seed)
   return t;
 }
 
+// Runs with exactly the work memory dot_tile_work_size gives the tile.
 std::vector<float> run_tile(DType type, DotOrder order, const Tile& t, bool packed = false) {
   std::vector<float> out(t.rows * t.cols, std::numeric_limits<float>::quiet_NaN());
-  dot_tile(type, order,
-           DotTile{t.n, reinterpret_cast<const char*>(t.w.data()), t.w_row, t.rows,
-                   reinterpret_cast<const char*>(t.a.data()), t.a_row, t.cols, reinterpret_cast<char*>(out.data()),
-                   sizeof(float) * t.cols, sizeof(float), packed});
+  DotTile tile{t.n, reinterpret_cast<const char*>(t.w.data()), t.w_row, t.rows,
+               reinterpret_cast<const char*>(t.a.data()), t.a_row, t.cols, reinterpret_cast<char*>(out.data()),
+               sizeof(float) * t.cols, sizeof(float), packed};
+  HostBuffer work;
+  work.reserve(dot_tile_work_size(type, order, tile));
+  tile.work = static_cast<char*>(work.data());
+  tile.work_size = work.size();
+  dot_tile(type, order, tile);
   return out;
 }
 

@@ -75,7 +75,8 @@ class Backend {
   // and that is not a graph output may then be left unwritten.
   virtual void compute(const Graph& graph, Profiler* profiler) = 0;
   // Bytes held for the weights, the KV cache, the compute buffer, and work memory outside the
-  // plan (scratch_bytes: the CPU's converted activations; allocate reserves it for the graph).
+  // plan (scratch_bytes: the CPU kernels' work memory, kernels/cpu/scratch.h; Vulkan's dispatch
+  // records and staging; allocate reserves it for the graph, and compute never grows it).
   virtual size_t weights_bytes() const = 0;
   virtual size_t kv_cache_bytes() const = 0;
   virtual size_t compute_buffer_bytes() const = 0;
