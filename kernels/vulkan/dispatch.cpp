@@ -59,6 +59,7 @@ std::string lower(std::string_view s) {
 }
 
 constexpr int64_t kElementwiseGroup = 256;  // the local size of the one-element-per-invocation shaders
+constexpr int64_t kMulMatRows = 8;          // output rows per mul_mat workgroup (mul_mat.comp's ROWS)
 
 }  // namespace
 
@@ -101,7 +102,7 @@ DispatchPlan plan_dispatch(const Tensor& node) {
       break;
     case Op::MUL_MAT:
       d.shader = "mul_mat_" + lower(dtype_name(node.src[0]->type));
-      grid(d, node.ne[0], node);
+      grid(d, (node.ne[0] + kMulMatRows - 1) / kMulMatRows, node);
       d.groups[2] = narrow(node.ne[2] * node.ne[3], node);
       break;
     case Op::ADD:

@@ -1,10 +1,10 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // MUL_MAT: dst[r, c] = dot(src0 row r, src1 row c) over k = ne0, src0's batches broadcast
-// over src1's (dims 2 and 3). The workgroup of every ROWS-th row computes ROWS rows, one per
-// invocation, walking k a group of weights at a time (dequant.glsl's weight_group, weight_at
-// for a tail): the invocations read the same activation at each step, a uniform load, and
-// each weight is dequantized once per COLUMNS columns. The other workgroups have nothing to do.
+// over src1's (dims 2 and 3). A workgroup computes ROWS rows (dispatch.cpp's kMulMatRows), one
+// per invocation, walking k a group of weights at a time (dequant.glsl's weight_group,
+// weight_at for a tail): the invocations read the same activation at each step, a uniform
+// load, and each weight is dequantized once per COLUMNS columns.
 #include "common.glsl"
 #define ROWS 8
 #define COLUMNS 8
@@ -52,8 +52,8 @@ void columns(const uint n, uint c0, uint r, uint row, uint i12, uint i13) {
 
 void main() {
   const uvec4 ne = D.ne[3];
-  const uint r0 = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
-  if (r0 % ROWS != 0 || r0 >= ne.x) return;
+  const uint r0 = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * ROWS;
+  if (r0 >= ne.x) return;
   const uint r = r0 + gl_LocalInvocationID.x;
   const uint i12 = gl_WorkGroupID.z % ne.z, i13 = gl_WorkGroupID.z / ne.z;
   const uint i02 = i12 / (ne.z / D.ne[0].z), i03 = i13 / (ne.w / D.ne[0].w);
