@@ -106,7 +106,8 @@ void VulkanBackend::bind(VkDescriptorBufferInfo& info, uint32_t& record_offset, 
   const VkDeviceSize range = std::min(align_up(at.offset - start + span, 4), at.buffer->size() - start);
   if (range > device_.limits().max_storage_range)
     throw Error("vulkan backend: tensor '" + t->name + "' spans " + std::to_string(range) + " bytes, more than the " +
-                std::to_string(device_.limits().max_storage_range) + " one binding of " + device_.info().name + " reaches");
+                std::to_string(device_.limits().max_storage_range) + " one binding of " + device_.info().name +
+                " reaches; a smaller context (-c) or prompt batch (-b) shrinks the attention tensors");
   info = {at.buffer->handle(), start, range};
   record_offset = static_cast<uint32_t>(at.offset - start);
 }
