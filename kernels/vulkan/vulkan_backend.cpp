@@ -47,19 +47,27 @@ VulkanBackend::~VulkanBackend() {
   vkDestroyCommandPool(device_.handle(), command_pool_, nullptr);
 }
 
-void VulkanBackend::run_now(const std::function<void(VkCommandBuffer)>& record) {
-  wait_for_step();
+void VulkanBackend::begin_commands() {
   check(vkResetCommandBuffer(commands_, 0), "vkResetCommandBuffer");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   check(vkBeginCommandBuffer(commands_, &begin), "vkBeginCommandBuffer");
-  record(commands_);
+}
+
+void VulkanBackend::submit_commands() {
   check(vkEndCommandBuffer(commands_), "vkEndCommandBuffer");
   VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   submit.commandBufferCount = 1;
   submit.pCommandBuffers = &commands_;
   check(vkQueueSubmit(device_.queue(), 1, &submit, step_done_), "vkQueueSubmit");
   step_in_flight_ = true;
+}
+
+void VulkanBackend::run_now(const std::function<void(VkCommandBuffer)>& record) {
+  wait_for_step();
+  begin_commands();
+  record(commands_);
+  submit_commands();
   wait_for_step();
 }
 
@@ -85,10 +93,7 @@ void VulkanBackend::compute(const Graph& graph, Profiler* profiler) {
     check(vkCreateQueryPool(device_.handle(), &info, nullptr, &timestamps_), "vkCreateQueryPool");
   }
 
-  check(vkResetCommandBuffer(commands_, 0), "vkResetCommandBuffer");
-  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  check(vkBeginCommandBuffer(commands_, &begin), "vkBeginCommandBuffer");
+  begin_commands();
   for (const Copy& in : inputs_) {
     const VkBufferCopy region{in.staging, in.device.offset, in.tensor->nbytes()};
     vkCmdCopyBuffer(commands_, upload_.handle(), in.device.buffer->handle(), 1, &region);
@@ -114,12 +119,7 @@ void VulkanBackend::compute(const Graph& graph, Profiler* profiler) {
     vkCmdCopyBuffer(commands_, out.device.buffer->handle(), readback_.handle(), 1, &region);
   }
   barrier(commands_, kTransfer, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
-  check(vkEndCommandBuffer(commands_), "vkEndCommandBuffer");
-  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &commands_;
-  check(vkQueueSubmit(device_.queue(), 1, &submit, step_done_), "vkQueueSubmit");
-  step_in_flight_ = true;
+  submit_commands();
   if (!profiler) return;
 
   wait_for_step();

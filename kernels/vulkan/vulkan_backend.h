@@ -71,6 +71,9 @@ class VulkanBackend final : public Backend {
   void write_descriptors();
   // Runs `record` in a one-off command buffer and waits for it.
   void run_now(const std::function<void(VkCommandBuffer)>& record);
+  // Resets and begins the command buffer; ends it and submits it, signalling step_done_.
+  void begin_commands();
+  void submit_commands();
   void wait_for_step();
 
   Device device_;
