@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "cpu/vec_dot.h"
 #include "engine/error.h"
 #include "engine/op_params.h"
 
@@ -58,6 +59,18 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+// mul_mat.comp's ORDER_*: the summation order of the CPU backend's dot products for f16 and
+// bf16 weights, whose activations are rounded where a last-bit difference would show.
+uint32_t dot_order_code(const Tensor& node) {
+  const Tensor* w = node.src[0];
+  switch (cpu::dot_order(w->type, w->ne[0], w->ne[1], node.src[1]->ne[1], mul_mat_params(node).kv_span)) {
+    case cpu::DotOrder::kRow: return 0;
+    case cpu::DotOrder::kRowPadded: return 1;
+    case cpu::DotOrder::kBatch: return 2;
+  }
+  return 0;
+}
+
 constexpr int64_t kElementwiseGroup = 256;  // the local size of the one-element-per-invocation shaders
 constexpr int64_t kMulMatRows = 8;          // output rows per mul_mat workgroup (mul_mat.comp's ROWS)
 
@@ -102,6 +115,7 @@ DispatchPlan plan_dispatch(const Tensor& node) {
       break;
     case Op::MUL_MAT:
       d.shader = "mul_mat_" + lower(dtype_name(node.src[0]->type));
+      r.extra[0] = dot_order_code(node);
       grid(d, (node.ne[0] + kMulMatRows - 1) / kMulMatRows, node);
       d.groups[2] = narrow(node.ne[2] * node.ne[3], node);
       break;

@@ -11,12 +11,14 @@
 layout(local_size_x = ROWS) in;
 #include "dequant.glsl"
 
-// Activations meet f16 weights (the KV cache's attention products above all) rounded to f16, as
-// ggml's CPU dot products take them. Not so for bf16: a rounding step of 2^-8 would turn every
-// last-bit difference of summation order into a difference of that size.
+// Activations meet f16 weights (the KV cache's attention products above all) rounded to f16,
+// and bf16 weights rounded to bf16 (to nearest even), as ggml's CPU dot products take them.
 float activation(float x) {
 #if defined(WEIGHT_F16)
   return float(float16_t(x));
+#elif defined(WEIGHT_BF16)
+  const uint b = floatBitsToUint(x);
+  return uintBitsToFloat((b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u);
 #else
   return x;
 #endif
@@ -50,6 +52,110 @@ void columns(const uint n, uint c0, uint r, uint row, uint i12, uint i13) {
     for (uint c = 0; c < n; ++c) dst_f32[byte_at(3, uvec4(r, c0 + c, i12, i13)) / 4] = sums[c];
 }
 
+#if defined(WEIGHT_F16) || defined(WEIGHT_BF16)
+// f16 and bf16 weights meet activations rounded to their format and summed in the order of the
+// CPU backend's vector lanes (kernels/cpu/dot_float.cpp): the next layer rounds these sums to
+// 2^-11 or 2^-8 again, where any other order flips roundings and the logits stray past 2e-3.
+// The host picks the order as the CPU's dot_order does (extra.x, ORDER_*).
+#define ORDER_ROW 0
+#define ORDER_ROW_PADDED 1
+#define ORDER_BATCH 2
+#include "vec_math.glsl"
+
+// A 16-lane vector's sum by halving: lanes i and i + 8, then i + 4, i + 2, i + 1.
+float lanes_sum(float v[16]) {
+  precise float h[8], q[4];
+  for (uint i = 0; i < 8; ++i) h[i] = v[i + 8] + v[i];
+  for (uint i = 0; i < 4; ++i) q[i] = h[i + 4] + h[i];
+  precise const float s = (q[0] + q[2]) + (q[1] + q[3]);
+  return s;
+}
+
+// Element i of the activation column from `act`, rounded to the weight's format; zero past k
+// (the zeros a padded span or the CPU's whole vectors read).
+float act_at(uint act, uint step1, uint i, uint k) { return i < k ? activation(src1_f32[act + i * step1]) : 0.0; }
+float weight_or_zero(uint row, uint i, uint k) { return i < k ? weight_at(row, i) : 0.0; }
+#endif
+
+#if defined(WEIGHT_F16)
+// The CPU's fused multiply-add: a product of two halves is exact in f32, so one rounding either way.
+float multiply_add(float w, float a, float acc) {
+  precise const float v = acc + w * a;
+  return v;
+}
+
+// The batch order: one 16-lane FMA vector. The row order: four, 64 elements a step, folded
+// (0 + 2, 1 + 3, then 0 + 1) before the lane sum; the leftovers added as a double would add them,
+// or, over a padded span, as one more step.
+float dot_exact(uint row, uint act, uint step1, uint k, uint order) {
+  float acc[64];
+  for (uint j = 0; j < 64; ++j) acc[j] = 0.0;
+  uint i = 0;
+  if (order == ORDER_BATCH) {
+    float v[16];
+    for (; i < k; i += 16)
+      for (uint l = 0; l < 16; ++l) acc[l] = multiply_add(weight_or_zero(row, i + l, k), act_at(act, step1, i + l, k), acc[l]);
+    for (uint l = 0; l < 16; ++l) v[l] = acc[l];
+    return lanes_sum(v);
+  }
+  const uint whole = order == ORDER_ROW_PADDED ? k : k / 64 * 64;
+  for (; i < whole; i += 64)
+    for (uint j = 0; j < 64; ++j) acc[j] = multiply_add(weight_or_zero(row, i + j, k), act_at(act, step1, i + j, k), acc[j]);
+  float v[16];
+  for (uint l = 0; l < 16; ++l) {
+    precise const float a = acc[l] + acc[l + 32];
+    precise const float b = acc[l + 16] + acc[l + 48];
+    precise const float c = a + b;
+    v[l] = c;
+  }
+  vec2 sum = vec2(lanes_sum(v), 0.0);
+  for (; i < k; ++i) {
+    precise const float product = weight_at(row, i) * act_at(act, step1, i, k);
+    sum = pair_add(sum, vec2(product, 0.0));
+  }
+  return sum.x + sum.y;
+}
+#endif
+
+#if defined(WEIGHT_BF16)
+// One dot-product instruction on the 32 elements from i0: lane j adds the product of element
+// 2j + 1, then that of element 2j, each product exact in f32.
+void add_pairs(inout float acc[16], uint row, uint act, uint step1, uint i0, uint k) {
+  for (uint j = 0; j < 16; ++j) {
+    const uint e = i0 + 2 * j;
+    precise const float odd = acc[j] + weight_or_zero(row, e + 1, k) * act_at(act, step1, e + 1, k);
+    precise const float even = odd + weight_or_zero(row, e, k) * act_at(act, step1, e, k);
+    acc[j] = even;
+  }
+}
+
+// The batch order: one accumulator. The row order: two, 64 elements a step, then the leftovers
+// as a double would add them, or over a padded span as one more step.
+float dot_exact(uint row, uint act, uint step1, uint k, uint order) {
+  float acc0[16], acc1[16];
+  for (uint j = 0; j < 16; ++j) {
+    acc0[j] = 0.0;
+    acc1[j] = 0.0;
+  }
+  uint i = 0;
+  if (order == ORDER_BATCH) {
+    for (; i < k; i += 32) add_pairs(acc0, row, act, step1, i, k);
+    return lanes_sum(acc0);
+  }
+  const uint whole = order == ORDER_ROW_PADDED ? k : k / 64 * 64;
+  for (; i < whole; i += 64) {
+    add_pairs(acc0, row, act, step1, i, k);
+    add_pairs(acc1, row, act, step1, i + 32, k);
+  }
+  vec2 sum = pair_add(vec2(lanes_sum(acc0), 0.0), vec2(lanes_sum(acc1), 0.0));
+  for (; i < k; ++i) {
+    precise const float product = weight_at(row, i) * act_at(act, step1, i, k);
+    sum = pair_add(sum, vec2(product, 0.0));
+  }
+  return sum.x + sum.y;
+}
+#endif
+
 void main() {
   const uvec4 ne = D.ne[3];
   const uint r0 = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * ROWS;
@@ -59,6 +165,12 @@ void main() {
   const uint i02 = i12 / (ne.z / D.ne[0].z), i03 = i13 / (ne.w / D.ne[0].w);
   // Rows past the end read the last row's weights, so every load stays in the tensor.
   const uint row = byte_at(0, uvec4(0, min(r, ne.x - 1), i02, i03));
+#if defined(WEIGHT_F16) || defined(WEIGHT_BF16)
+  for (uint c = 0; c < ne.y; ++c) {
+    const float s = dot_exact(row, byte_at(1, uvec4(0, c, i12, i13)) / 4, D.nb[1].x / 4, D.ne[0].x, D.extra.x);
+    if (r < ne.x) dst_f32[byte_at(3, uvec4(r, c, i12, i13)) / 4] = s;
+  }
+#else
   uint c0 = 0;
   for (; c0 + COLUMNS <= ne.y; c0 += COLUMNS) columns(COLUMNS, c0, r, row, i12, i13);
   if (c0 + 4 <= ne.y) {
@@ -70,4 +182,5 @@ void main() {
     c0 += 2;
   }
   if (c0 < ne.y) columns(1, c0, r, row, i12, i13);
+#endif
 }

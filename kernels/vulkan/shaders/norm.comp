@@ -4,6 +4,7 @@
 #include "common.glsl"
 #define REDUCE_SIZE 256
 layout(local_size_x = REDUCE_SIZE) in;
+#include "vec_math.glsl"
 #include "reduce.glsl"
 
 void main() {
@@ -20,11 +21,13 @@ void main() {
   for (uint i = gl_LocalInvocationID.x; i < ne.x; i += REDUCE_SIZE) sum += src0_f32[src + i * step0];
   mean = workgroup_sum(sum) / float(ne.x);
 #endif
-  float squares = 0.0;
+  // The squares' sum is carried in two floats, the mean and its root rounded as the CPU backend's.
+  vec2 squares = vec2(0.0);
   for (uint i = gl_LocalInvocationID.x; i < ne.x; i += REDUCE_SIZE) {
-    const float d = src0_f32[src + i * step0] - mean;
-    squares += d * d;
+    precise const float d = src0_f32[src + i * step0] - mean;
+    precise const float square = d * d;
+    squares = pair_add(squares, vec2(square, 0.0));
   }
-  const float inv = inversesqrt(workgroup_sum(squares) / float(ne.x) + eps);
+  precise const float inv = 1.0 / sqrt(pair_over(workgroup_pair_sum(squares), float(ne.x)) + eps);
   for (uint i = gl_LocalInvocationID.x; i < ne.x; i += REDUCE_SIZE) dst_f32[dst + i * step3] = (src0_f32[src + i * step0] - mean) * inv;
 }

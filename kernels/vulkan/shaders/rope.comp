@@ -6,6 +6,7 @@
 // n_rot are copied. Record: params0 = (n_rot, mode,
 // freq_base^(-2/n_rot), freq_scale), extra.x = factors.
 #include "common.glsl"
+#include "vec_math.glsl"
 layout(local_size_x = 256) in;
 
 void main() {
@@ -31,11 +32,14 @@ void main() {
   float theta = pos;
   for (uint j = 0; j < k; ++j) theta *= theta_scale;
   const float factor = D.extra.x != 0 ? src2_f32[(D.offset[2] + k * D.nb[2].x) / 4] : 1.0;
-  const float angle = intBitsToFloat(D.params0.w) * (theta / factor);
-  const float c = cos(angle), s = sin(angle);
+  precise const float angle = intBitsToFloat(D.params0.w) * div_rn(theta, factor);
+  float s, c;
+  sin_cos(angle, s, c);
   const uint j0 = neox ? k : 2 * k;
   const uint j1 = neox ? k + n_rot / 2 : 2 * k + 1;
   const float x0 = src0_f32[src + j0 * step0], x1 = src0_f32[src + j1 * step0];
-  dst_f32[dst + j0 * step3] = x0 * c - x1 * s;
-  dst_f32[dst + j1 * step3] = x0 * s + x1 * c;
+  // the first product of each sum fused, as in the CPU backend
+  precise const float x1s = x1 * s, x1c = x1 * c;
+  dst_f32[dst + j0 * step3] = fused(x0, c, -x1s);
+  dst_f32[dst + j1 * step3] = fused(x0, s, x1c);
 }

@@ -1,11 +1,15 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // SOFT_MAX: softmax(x * scale + mask) along each row; the mask (src1, optional) row is the
-// row's index in dim 1. One workgroup a row.
+// row's index in dim 1. One workgroup a row. Rounded as the CPU backend rounds: the exps of
+// each 16-element group summed by vec_math's lane tree, the groups' sums carried in two floats.
 #include "common.glsl"
+#include "vec_math.glsl"
 #define REDUCE_SIZE 256
 layout(local_size_x = REDUCE_SIZE) in;
 #include "reduce.glsl"
+
+#define LANES 16
 
 void main() {
   const uvec4 ne = D.ne[3];
@@ -19,15 +23,41 @@ void main() {
   const uint step1 = D.nb[1].x / 4;
   const float scale = intBitsToFloat(D.params0.x);
   float top = -1.0 / 0.0;
-  for (uint i = gl_LocalInvocationID.x; i < ne.x; i += REDUCE_SIZE)
-    top = max(top, src0_f32[src + i * step0] * scale + (masked ? src1_f32[mask + i * step1] : 0.0));
-  top = workgroup_max(top);
-  float sum = 0.0;
   for (uint i = gl_LocalInvocationID.x; i < ne.x; i += REDUCE_SIZE) {
-    const float e = exp(src0_f32[src + i * step0] * scale + (masked ? src1_f32[mask + i * step1] : 0.0) - top);
-    dst_f32[dst + i * step3] = e;
-    sum += e;
+    precise const float scaled = src0_f32[src + i * step0] * scale;
+    const float w = scaled + (masked ? src1_f32[mask + i * step1] : 0.0);
+    dst_f32[dst + i * step3] = w;
+    top = max(top, w);
   }
-  const float inv = 1.0 / workgroup_sum(sum);
-  for (uint i = gl_LocalInvocationID.x; i < ne.x; i += REDUCE_SIZE) dst_f32[dst + i * step3] *= inv;
+  top = workgroup_max(top);
+  if (top == -1.0 / 0.0) {  // every element masked: zeros
+    for (uint i = gl_LocalInvocationID.x; i < ne.x; i += REDUCE_SIZE) dst_f32[dst + i * step3] = 0.0;
+    return;
+  }
+  memoryBarrierBuffer();  // the scaled inputs were written by other invocations of this workgroup
+  barrier();
+  vec2 sum = vec2(0.0);
+  const uint groups = (ne.x + LANES - 1) / LANES;
+  for (uint g = gl_LocalInvocationID.x; g < groups; g += REDUCE_SIZE) {
+    float e[LANES];
+    for (uint l = 0; l < LANES; ++l) {
+      const uint i = g * LANES + l;
+      e[l] = i < ne.x ? vec_expf(dst_f32[dst + i * step3] - top) : 0.0;
+      if (i < ne.x) dst_f32[dst + i * step3] = e[l];
+    }
+    if (g * LANES + LANES <= ne.x) {
+      precise float h[8], q[4];
+      for (uint l = 0; l < 8; ++l) h[l] = e[l + 8] + e[l];
+      for (uint l = 0; l < 4; ++l) q[l] = h[l + 4] + h[l];
+      precise const float lanes = (q[0] + q[2]) + (q[1] + q[3]);
+      sum = pair_add(sum, vec2(lanes, 0.0));
+    } else {  // the row's tail, element by element
+      for (uint l = 0; l < LANES; ++l) sum = pair_add(sum, vec2(e[l], 0.0));
+    }
+  }
+  sum = workgroup_pair_sum(sum);
+  precise const float q = 1.0 / sum.x;
+  precise const float inv = q + (fused(-q, sum.x, 1.0) - q * sum.y) / sum.x;  // float(1 / (hi + lo))
+  for (uint g = gl_LocalInvocationID.x; g < groups; g += REDUCE_SIZE)
+    for (uint l = 0; l < LANES && g * LANES + l < ne.x; ++l) dst_f32[dst + (g * LANES + l) * step3] *= inv;
 }

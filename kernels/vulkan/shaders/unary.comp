@@ -2,6 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 // SCALE, SILU, GELU: one element of src0 to the same element of dst.
 #include "common.glsl"
+#include "vec_math.glsl"
 layout(local_size_x = 256) in;
 
 void main() {
@@ -13,7 +14,7 @@ void main() {
 #if defined(OP_SCALE)
   const float y = x * intBitsToFloat(D.params0.x);
 #elif defined(OP_SILU)
-  const float y = x / (1.0 + exp(-x));
+  const float y = div_rn(x, 1.0 + vec_expf(-x));
 #elif defined(OP_GELU)
   // tanh form; tanh(u) = 1 - 2 / (exp(2u) + 1) stays finite where exp overflows
   const float u = 0.7978845608 * x * (1.0 + 0.044715 * x * x);
