@@ -3,30 +3,19 @@
 // MUL_MAT: dst[r, c] = dot(src0 row r, src1 row c) over k = ne0, src0's batches broadcast
 // over src1's (dims 2 and 3). A workgroup computes ROWS rows (dispatch.cpp's kMulMatRows), one
 // per invocation, walking k a group of weights at a time (dequant.glsl's weight_group,
-// weight_at for a tail): the invocations read the same activation at each step, a uniform
-// load, and each weight is dequantized once per COLUMNS columns.
+// weight_at for a tail): the invocations read the same activations at each step, four at a
+// time where a column is dense, and each weight is dequantized once per COLUMNS columns.
 #include "common.glsl"
 #define ROWS 8
 #define COLUMNS 8
 layout(local_size_x = ROWS) in;
 #include "dequant.glsl"
+layout(std430, binding = 1) readonly buffer Src1V4 { vec4 src1_v4[]; };
 
-// Activations meet f16 weights (the KV cache's attention products above all) rounded to f16,
-// and bf16 weights rounded to bf16 (to nearest even), as ggml's CPU dot products take them.
-float activation(float x) {
-#if defined(WEIGHT_F16)
-  return float(float16_t(x));
-#elif defined(WEIGHT_BF16)
-  const uint b = floatBitsToUint(x);
-  return uintBitsToFloat((b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u);
-#else
-  return x;
-#endif
-}
-
-// Columns c0 .. c0 + n - 1 (n <= COLUMNS, a constant where called so the loops unroll) of row r,
-// whose weights start at byte `row`; written only when r is a row of dst.
-void columns(const uint n, uint c0, uint r, uint row, uint i12, uint i13) {
+// Columns c0 .. c0 + n - 1 (n <= COLUMNS) of row r, whose weights start at byte `row`; written
+// only when r is a row of dst. `dense`: every column's elements adjacent and 16-byte aligned,
+// read as vec4. Both are constants where called, so the loops unroll and hold no branch.
+void columns(const uint n, const bool dense, uint c0, uint r, uint row, uint i12, uint i13) {
   const uint k = D.ne[0].x, step1 = D.nb[1].x / 4, groups = k / WEIGHT_GROUP;
   float sums[COLUMNS];
   uint acts[COLUMNS];
@@ -40,22 +29,45 @@ void columns(const uint n, uint c0, uint r, uint row, uint i12, uint i13) {
     const uint i0 = g * WEIGHT_GROUP;
     for (uint c = 0; c < n; ++c) {
       float s = 0.0;
-      for (uint e = 0; e < WEIGHT_GROUP; ++e) s += w[e] * activation(src1_f32[acts[c] + (i0 + e) * step1]);
+      if (dense)
+        for (uint e = 0; e < WEIGHT_GROUP; e += 4) s += dot(vec4(w[e], w[e + 1], w[e + 2], w[e + 3]), src1_v4[(acts[c] + i0 + e) / 4]);
+      else
+        for (uint e = 0; e < WEIGHT_GROUP; ++e) s += w[e] * src1_f32[acts[c] + (i0 + e) * step1];
       sums[c] += s;
     }
   }
   for (uint i = groups * WEIGHT_GROUP; i < k; ++i) {
     const float w = weight_at(row, i);
-    for (uint c = 0; c < n; ++c) sums[c] += w * activation(src1_f32[acts[c] + i * step1]);
+    for (uint c = 0; c < n; ++c) sums[c] += w * src1_f32[acts[c] + i * step1];
   }
   if (r < D.ne[3].x)
     for (uint c = 0; c < n; ++c) dst_f32[byte_at(3, uvec4(r, c0 + c, i12, i13)) / 4] = sums[c];
 }
 
+// Columns c0 .. c0 + n - 1, dense or not.
+void columns(const uint n, uint c0, uint r, uint row, uint i12, uint i13) {
+  bool dense = D.nb[1].x == 4;
+  for (uint c = 0; c < n; ++c) dense = dense && byte_at(1, uvec4(0, c0 + c, i12, i13)) % 16 == 0;
+  if (dense)
+    columns(n, true, c0, r, row, i12, i13);
+  else
+    columns(n, false, c0, r, row, i12, i13);
+}
+
 #if defined(WEIGHT_F16) || defined(WEIGHT_BF16)
-// f16 and bf16 weights meet activations rounded to their format and summed in the order of the
-// CPU backend's vector lanes (kernels/cpu/dot_float.cpp): the next layer rounds these sums to
-// 2^-11 or 2^-8 again, where any other order flips roundings and the logits stray past 2e-3.
+// f16 weights (the KV cache's attention products above all) meet activations rounded to f16,
+// and bf16 weights rounded to bf16 (to nearest even), as ggml's CPU dot products take them.
+float activation(float x) {
+#if defined(WEIGHT_F16)
+  return float(float16_t(x));
+#else
+  const uint b = floatBitsToUint(x);
+  return uintBitsToFloat((b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u);
+#endif
+}
+
+// They are summed in the order of the CPU backend's vector lanes (kernels/cpu/dot_float.cpp):
+// the next layer rounds these sums to 2^-11 or 2^-8 again, where any other order flips roundings and the logits stray past 2e-3.
 // The host picks the order as the CPU's dot_order does (extra.x, ORDER_*).
 #define ORDER_ROW 0
 #define ORDER_ROW_PADDED 1
