@@ -72,7 +72,7 @@ uint32_t dot_order_code(const Tensor& node) {
 }
 
 constexpr int64_t kElementwiseGroup = 256;  // the local size of the one-element-per-invocation shaders
-constexpr int64_t kMulMatRows = 8;          // output rows per mul_mat workgroup (mul_mat.comp's ROWS)
+constexpr int64_t kMulMatRows = 16;         // output rows per mul_mat workgroup (mul_mat.comp's ROWS)
 
 }  // namespace
 

@@ -1,51 +1,60 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // MUL_MAT: dst[r, c] = dot(src0 row r, src1 row c) over k = ne0, src0's batches broadcast
-// over src1's (dims 2 and 3). A workgroup computes ROWS rows (dispatch.cpp's kMulMatRows), one
+// over src1's (dims 2 and 3). A workgroup computes ROWS rows (dispatch.cpp's kMulMatRows), SPAN
 // per invocation, walking k a group of weights at a time (dequant.glsl's weight_group,
 // weight_at for a tail): the invocations read the same activations at each step, four at a
 // time where a column is dense, and each weight is dequantized once per COLUMNS columns.
 #include "common.glsl"
-#define ROWS 8
+#define INVOCATIONS 8
+#define SPAN 2
+#define ROWS (INVOCATIONS * SPAN)
 #define COLUMNS 8
-layout(local_size_x = ROWS) in;
+layout(local_size_x = INVOCATIONS) in;
 #include "dequant.glsl"
 layout(std430, binding = 1) readonly buffer Src1V4 { vec4 src1_v4[]; };
 
-// Columns c0 .. c0 + n - 1 (n <= COLUMNS) of row r, whose weights start at byte `row`; written
-// only when r is a row of dst. `dense`: every column's elements adjacent and 16-byte aligned,
-// read as vec4. Both are constants where called, so the loops unroll and hold no branch.
-void columns(const uint n, const bool dense, uint c0, uint r, uint row, uint i12, uint i13) {
+// Columns c0 .. c0 + n - 1 (n <= COLUMNS) of the invocation's rows r[], whose weights start at
+// bytes row[]; a row past dst's is not written. `dense`: every column's elements adjacent and
+// 16-byte aligned, read as vec4, each once for all SPAN rows. n and dense are constants where
+// called, so the loops unroll and hold no branch.
+void columns(const uint n, const bool dense, uint c0, uint r[SPAN], uint row[SPAN], uint i12, uint i13) {
   const uint k = D.ne[0].x, step1 = D.nb[1].x / 4, groups = k / WEIGHT_GROUP;
-  float sums[COLUMNS];
+  float sums[SPAN][COLUMNS];
   uint acts[COLUMNS];
   for (uint c = 0; c < n; ++c) {
-    sums[c] = 0.0;
+    for (uint s = 0; s < SPAN; ++s) sums[s][c] = 0.0;
     acts[c] = byte_at(1, uvec4(0, c0 + c, i12, i13)) / 4;
   }
   for (uint g = 0; g < groups; ++g) {
-    float w[WEIGHT_GROUP];
-    weight_group(row, g, w);
+    float w[SPAN][WEIGHT_GROUP];
+    for (uint s = 0; s < SPAN; ++s) weight_group(row[s], g, w[s]);
     const uint i0 = g * WEIGHT_GROUP;
     for (uint c = 0; c < n; ++c) {
-      float s = 0.0;
       if (dense)
-        for (uint e = 0; e < WEIGHT_GROUP; e += 4) s += dot(vec4(w[e], w[e + 1], w[e + 2], w[e + 3]), src1_v4[(acts[c] + i0 + e) / 4]);
+        for (uint e = 0; e < WEIGHT_GROUP; e += 4) {
+          const vec4 a = src1_v4[(acts[c] + i0 + e) / 4];
+          for (uint s = 0; s < SPAN; ++s) sums[s][c] += dot(vec4(w[s][e], w[s][e + 1], w[s][e + 2], w[s][e + 3]), a);
+        }
       else
-        for (uint e = 0; e < WEIGHT_GROUP; ++e) s += w[e] * src1_f32[acts[c] + (i0 + e) * step1];
-      sums[c] += s;
+        for (uint e = 0; e < WEIGHT_GROUP; ++e) {
+          const float a = src1_f32[acts[c] + (i0 + e) * step1];
+          for (uint s = 0; s < SPAN; ++s) sums[s][c] += w[s][e] * a;
+        }
     }
   }
-  for (uint i = groups * WEIGHT_GROUP; i < k; ++i) {
-    const float w = weight_at(row, i);
-    for (uint c = 0; c < n; ++c) sums[c] += w * src1_f32[acts[c] + i * step1];
-  }
-  if (r < D.ne[3].x)
-    for (uint c = 0; c < n; ++c) dst_f32[byte_at(3, uvec4(r, c0 + c, i12, i13)) / 4] = sums[c];
+  for (uint i = groups * WEIGHT_GROUP; i < k; ++i)
+    for (uint s = 0; s < SPAN; ++s) {
+      const float w = weight_at(row[s], i);
+      for (uint c = 0; c < n; ++c) sums[s][c] += w * src1_f32[acts[c] + i * step1];
+    }
+  for (uint s = 0; s < SPAN; ++s)
+    if (r[s] < D.ne[3].x)
+      for (uint c = 0; c < n; ++c) dst_f32[byte_at(3, uvec4(r[s], c0 + c, i12, i13)) / 4] = sums[s][c];
 }
 
 // Columns c0 .. c0 + n - 1, dense or not.
-void columns(const uint n, uint c0, uint r, uint row, uint i12, uint i13) {
+void columns(const uint n, uint c0, uint r[SPAN], uint row[SPAN], uint i12, uint i13) {
   bool dense = D.nb[1].x == 4;
   for (uint c = 0; c < n; ++c) dense = dense && byte_at(1, uvec4(0, c0 + c, i12, i13)) % 16 == 0;
   if (dense)
@@ -172,16 +181,20 @@ void main() {
   const uvec4 ne = D.ne[3];
   const uint r0 = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * ROWS;
   if (r0 >= ne.x) return;
-  const uint r = r0 + gl_LocalInvocationID.x;
   const uint i12 = gl_WorkGroupID.z % ne.z, i13 = gl_WorkGroupID.z / ne.z;
   const uint i02 = i12 / (ne.z / D.ne[0].z), i03 = i13 / (ne.w / D.ne[0].w);
-  // Rows past the end read the last row's weights, so every load stays in the tensor.
-  const uint row = byte_at(0, uvec4(0, min(r, ne.x - 1), i02, i03));
-#if defined(WEIGHT_F16) || defined(WEIGHT_BF16)
-  for (uint c = 0; c < ne.y; ++c) {
-    const float s = dot_exact(row, byte_at(1, uvec4(0, c, i12, i13)) / 4, D.nb[1].x / 4, D.ne[0].x, D.extra.x);
-    if (r < ne.x) dst_f32[byte_at(3, uvec4(r, c, i12, i13)) / 4] = s;
+  uint r[SPAN], row[SPAN];
+  for (uint s = 0; s < SPAN; ++s) {
+    r[s] = r0 + gl_LocalInvocationID.x + s * INVOCATIONS;
+    // Rows past the end read the last row's weights, so every load stays in the tensor.
+    row[s] = byte_at(0, uvec4(0, min(r[s], ne.x - 1), i02, i03));
   }
+#if defined(WEIGHT_F16) || defined(WEIGHT_BF16)
+  for (uint c = 0; c < ne.y; ++c)
+    for (uint s = 0; s < SPAN; ++s) {
+      const float v = dot_exact(row[s], byte_at(1, uvec4(0, c, i12, i13)) / 4, D.nb[1].x / 4, D.ne[0].x, D.extra.x);
+      if (r[s] < ne.x) dst_f32[byte_at(3, uvec4(r[s], c, i12, i13)) / 4] = v;
+    }
 #else
   uint c0 = 0;
   for (; c0 + COLUMNS <= ne.y; c0 += COLUMNS) columns(COLUMNS, c0, r, row, i12, i13);
