@@ -5,7 +5,7 @@
 // each 16-element group summed by vec_math's lane tree, the groups' sums carried in two floats.
 #include "common.glsl"
 #include "vec_math.glsl"
-#define REDUCE_SIZE 256
+#define REDUCE_SIZE 64  // rows are KV spans, a few thousand at most; lavapipe pays per subgroup of a workgroup
 layout(local_size_x = REDUCE_SIZE) in;
 #include "reduce.glsl"
 
