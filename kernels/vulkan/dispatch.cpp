@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "cpu/vec_dot.h"
 #include "engine/error.h"
@@ -61,15 +62,19 @@ std::string lower(std::string_view s) {
 
 // mul_mat.comp's ORDER_*: the summation order of the CPU backend's dot products for f16 and
 // bf16 weights, whose activations are rounded where a last-bit difference would show.
-uint32_t dot_order_code(const Tensor& node) {
-  const Tensor* w = node.src[0];
-  switch (cpu::dot_order(w->type, w->ne[0], w->ne[1], node.src[1]->ne[1], mul_mat_params(node).kv_span)) {
+uint32_t dot_order_code(DType weight, int64_t k, int64_t rows, int64_t cols, bool kv_span) {
+  switch (cpu::dot_order(weight, k, rows, cols, kv_span)) {
     case cpu::DotOrder::kRow: return 0;
     case cpu::DotOrder::kRowPadded: return 1;
     case cpu::DotOrder::kBatch: return 2;
   }
   return 0;
 }
+
+// attention.comp's MAX_KV (the scores of one query row it keeps in shared memory) and all the
+// shared memory it declares with it.
+constexpr int64_t kAttentionMaxKv = 4096;
+constexpr size_t kAttentionSharedBytes = kAttentionMaxKv * sizeof(float) + 64 * (sizeof(float) + 2 * sizeof(float));
 
 constexpr int64_t kElementwiseGroup = 256;  // the local size of the one-element-per-invocation shaders
 constexpr int64_t kMulMatRows = 16;         // output rows per mul_mat workgroup (mul_mat.comp's ROWS)
@@ -105,8 +110,8 @@ bool supports(const Tensor& node) {
 DispatchPlan plan_dispatch(const Tensor& node) {
   DispatchPlan d;
   DispatchRecord& r = d.record;
-  for (int s = 0; s < kMaxSrc; ++s) describe(r, s, node.src[s]);
-  describe(r, 3, &node);
+  for (int s = 0; s < kMaxSrc; ++s) describe(r, s, d.tensors[s] = node.src[s]);
+  describe(r, 3, d.tensors[3] = &node);
   const int64_t elements_groups = (node.nelements() + kElementwiseGroup - 1) / kElementwiseGroup;
   switch (node.op) {
     case Op::GET_ROWS:
@@ -115,7 +120,8 @@ DispatchPlan plan_dispatch(const Tensor& node) {
       break;
     case Op::MUL_MAT:
       d.shader = "mul_mat_" + lower(dtype_name(node.src[0]->type));
-      r.extra[0] = dot_order_code(node);
+      r.extra[0] = dot_order_code(node.src[0]->type, node.src[0]->ne[0], node.src[0]->ne[1], node.src[1]->ne[1],
+                                  mul_mat_params(node).kv_span);
       grid(d, (node.ne[0] + kMulMatRows - 1) / kMulMatRows, node);
       d.groups[2] = narrow(node.ne[2] * node.ne[3], node);
       break;
@@ -163,6 +169,62 @@ DispatchPlan plan_dispatch(const Tensor& node) {
     }
     default: throw Error("vulkan backend: no shader for " + std::string(op_name(node.op)) + " (node '" + node.name + "')");
   }
+  return d;
+}
+
+bool fuses_attention(const std::vector<Tensor*>& nodes, size_t i, const std::unordered_map<const Tensor*, size_t>& placed,
+                     size_t shared_bytes) {
+  if (i + 2 >= nodes.size() || shared_bytes < kAttentionSharedBytes) return false;
+  const Tensor* kq = nodes[i];
+  const Tensor* soft_max = nodes[i + 1];
+  const Tensor* kqv = nodes[i + 2];
+  if (kq->op != Op::MUL_MAT || soft_max->op != Op::SOFT_MAX || kqv->op != Op::MUL_MAT) return false;
+  if (soft_max->src[0] != kq || kqv->src[1] != soft_max || ((kq->flags | soft_max->flags) & kOutput)) return false;
+  const Tensor* k = kq->src[0];
+  const Tensor* q = kq->src[1];
+  const Tensor* v = kqv->src[0];
+  const Tensor* mask = soft_max->src[1];
+  const int64_t n_kv = kq->ne[0], n_tokens = kq->ne[1], heads = kq->ne[2];
+  if (!is(k, DType::F16) || !is(v, DType::F16) || !is(q, DType::F32) || q->nb[0] != sizeof(float)) return false;
+  if (n_kv > kAttentionMaxKv || kq->ne[3] != 1 || k->ne[3] != 1 || v->ne[3] != 1 || q->ne[3] != 1) return false;
+  if (soft_max->ne[0] != n_kv || v->ne[0] != n_kv || kqv->ne[1] != n_tokens || kqv->ne[2] != heads) return false;
+  if (heads % k->ne[2] != 0 || heads % v->ne[2] != 0 || k->nb[0] != 2 || v->nb[0] != 2) return false;
+  if (mask && (!is(mask, DType::F32) || mask->nb[0] != sizeof(float) || mask->ne[0] < n_kv || mask->ne[1] < n_tokens))
+    return false;
+  for (const Tensor* node : nodes)
+    for (const Tensor* s : node->src)
+      if ((s == kq && node != soft_max) || (s == soft_max && node != kqv)) return false;
+  const auto start = [&](const Tensor* t) -> std::optional<size_t> {
+    const auto it = placed.find(t->view_src ? t->view_src : t);
+    if (it == placed.end()) return std::nullopt;
+    return it->second + t->view_offs;
+  };
+  const std::optional<size_t> out = start(kqv);
+  for (const Tensor* input : {k, q, v, mask}) {
+    const std::optional<size_t> in = input ? start(input) : std::nullopt;
+    if (out && in && *out < *in + input->nbytes() && *in < *out + kqv->nbytes()) return false;
+  }
+  return true;
+}
+
+DispatchPlan plan_attention(const Tensor& kq, const Tensor& soft_max, const Tensor& kqv) {
+  DispatchPlan d;
+  DispatchRecord& r = d.record;
+  const Tensor* k = kq.src[0];
+  const Tensor* v = kqv.src[0];
+  const Tensor* mask = soft_max.src[1];
+  const Tensor* bound[kDispatchTensors] = {k, kq.src[1], v, &kqv, mask};
+  for (int s = 0; s < 4; ++s) describe(r, s, d.tensors[s] = bound[s]);
+  d.tensors[4] = mask;
+  if (mask)
+    for (int dim = 1; dim < kMaxDims; ++dim) r.src3[dim] = narrow(static_cast<int64_t>(mask->nb[dim]), *mask);
+  d.shader = "attention";
+  r.params[0] = bits(scale_param(soft_max));
+  const int64_t n_kv = kq.ne[0], n_tokens = kq.ne[1];
+  r.extra[0] = dot_order_code(k->type, k->ne[0], n_kv, n_tokens, false);
+  r.extra[1] = dot_order_code(v->type, n_kv, v->ne[1], n_tokens, true);
+  r.extra[2] = mask != nullptr;
+  grid(d, n_tokens * kq.ne[2], kqv);
   return d;
 }
 

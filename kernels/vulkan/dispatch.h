@@ -1,10 +1,12 @@
 #pragma once
 // How each op runs on the device: the shader variant, the workgroup grid, and the record the
 // shader reads (shaders/common.glsl's Dispatch), filled from the node with the typed op
-// parameters (engine/op_params.h). One dispatch per node; the dispatch over the Op enum is
-// plan_dispatch.
+// parameters (engine/op_params.h). One dispatch per node, but for attention's three nodes,
+// which run as one; the dispatch over the Op enum is plan_dispatch.
 #include <cstdint>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "engine/tensor.h"
 
@@ -17,13 +19,19 @@ struct DispatchRecord {
   uint32_t offset[4];  // byte offsets inside the bindings (set when binding)
   int32_t params[8];   // the op's parameters in the shader's order
   uint32_t extra[4];
+  uint32_t src3[4];    // a fourth source: byte offset inside its binding (set when binding), nb1..nb3
 };
-static_assert(sizeof(DispatchRecord) == 192);
+static_assert(sizeof(DispatchRecord) == 208);
+
+// The tensors a dispatch binds, in binding order: src0, src1, src2, dst, then the fourth
+// source (binding 5); absent ones bind an empty buffer.
+constexpr int kDispatchTensors = 5;
 
 struct DispatchPlan {
   std::string shader;  // a variant of shaders/*.comp ("mul_mat_q4_0")
   uint32_t groups[3] = {1, 1, 1};
   DispatchRecord record{};
+  const Tensor* tensors[kDispatchTensors] = {};
 };
 
 // Whether a node of this op with these dtypes has a shader: the Vulkan backend's support table.
@@ -31,5 +39,15 @@ bool supports(const Tensor& node);
 // The dispatch of a supported compute node. Throws Error where a shape exceeds what 32-bit
 // shader indices reach.
 DispatchPlan plan_dispatch(const Tensor& node);
+
+// Whether kq -> soft_max -> kqv (nodes i, i + 1, i + 2) run as one attention dispatch: their
+// shapes are an attention over an f16 KV cache whose score rows fit the shader's shared memory
+// (and it the device's `shared_bytes`), nothing else reads the scores or probabilities, and
+// `placed` (the plan's offsets) puts kqv over none of its inputs, which other workgroups still
+// read while it is written.
+bool fuses_attention(const std::vector<Tensor*>& nodes, size_t i, const std::unordered_map<const Tensor*, size_t>& placed,
+                     size_t shared_bytes);
+// That dispatch: bindings K, Q, V, kqv and the mask.
+DispatchPlan plan_attention(const Tensor& kq, const Tensor& soft_max, const Tensor& kqv);
 
 }  // namespace engine::vulkan

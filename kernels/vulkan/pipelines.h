@@ -2,7 +2,7 @@
 // The compute pipelines, one per shader the build compiled (shaders/*.comp, embedded as
 // SPIR-V), made on first use. Every shader has one layout: storage buffers for src0, src1,
 // src2 and dst (bindings 0-3), the dispatch records (binding 4, shaders/common.glsl's
-// Dispatch), and a push constant naming the record a dispatch reads.
+// Dispatch), a fourth source (binding 5), and a push constant naming the record a dispatch reads.
 #include <vulkan/vulkan.h>
 
 #include <map>
@@ -13,7 +13,7 @@
 
 namespace engine::vulkan {
 
-constexpr uint32_t kBindings = 5;
+constexpr uint32_t kBindings = 6;
 constexpr uint32_t kRecordBinding = 4;
 
 class Pipelines {

@@ -53,9 +53,10 @@ class VulkanBackend final : public Backend {
     VkDeviceSize offset;
   };
   struct Step {
-    const Tensor* node;
+    const Tensor* node;   // the node the dispatch writes: the last of a fused attention's three
     DispatchPlan plan;
     VkPipeline pipeline;  // made at allocate, so that no step pays for compiling a shader
+    const Tensor* first;  // the first node it computes (kq for a fused attention)
     VkDescriptorSet set = VK_NULL_HANDLE;
   };
   struct Copy {

@@ -153,6 +153,7 @@ Device::Device(int index) {
   vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
   limits_.storage_offset_alignment = props.limits.minStorageBufferOffsetAlignment;
   limits_.max_storage_range = props.limits.maxStorageBufferRange;
+  limits_.max_shared_bytes = props.limits.maxComputeSharedMemorySize;
   std::copy(props.limits.maxComputeWorkGroupCount, props.limits.maxComputeWorkGroupCount + 3, limits_.max_workgroups);
   limits_.subgroup_size = static_cast<uint32_t>(info_.subgroup_size);
   limits_.timestamps = props.limits.timestampComputeAndGraphics && families[queue_family_].timestampValidBits > 0;

@@ -19,6 +19,7 @@ struct Limits {
   VkDeviceSize storage_offset_alignment;  // a storage buffer binding's offset is a multiple of it
   VkDeviceSize max_storage_range;         // the most bytes one storage buffer binding spans
   uint32_t max_workgroups[3];
+  uint32_t max_shared_bytes;              // a workgroup's shared memory
   uint32_t subgroup_size;
   bool timestamps;                        // the compute queue writes timestamps
   double timestamp_ns;                    // nanoseconds per timestamp tick

@@ -119,7 +119,16 @@ void VulkanBackend::allocate(Graph& graph, const Plan& plan) {
   for (const auto& [t, offset] : plan.offsets) placed_.emplace(t, offset);
 
   steps_.clear();
-  for (const Tensor* node : graph.nodes()) {
+  const std::vector<Tensor*>& nodes = graph.nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Tensor* node = nodes[i];
+    if (fuses_attention(nodes, i, placed_, device_.limits().max_shared_bytes)) {
+      DispatchPlan plan = plan_attention(*node, *nodes[i + 1], *nodes[i + 2]);
+      const VkPipeline pipeline = pipelines_.get(plan.shader);
+      steps_.push_back({nodes[i + 2], std::move(plan), pipeline, node});
+      i += 2;
+      continue;
+    }
     if (!is_dispatched(node)) continue;
     if (!supports(*node)) {
       std::string dtypes;
@@ -130,10 +139,11 @@ void VulkanBackend::allocate(Graph& graph, const Plan& plan) {
     }
     DispatchPlan plan = plan_dispatch(*node);
     const VkPipeline pipeline = pipelines_.get(plan.shader);
-    steps_.push_back({node, std::move(plan), pipeline});
+    steps_.push_back({node, std::move(plan), pipeline, node});
   }
   const std::vector<const Tensor*> inputs = inputs_of(graph), outputs = outputs_of(graph);
-  const VkDeviceSize record_bytes = steps_.size() * sizeof(DispatchRecord);
+  // a record for every dispatched node, fused or not: the figure scratch_bytes reports
+  const VkDeviceSize record_bytes = dispatch_count(graph) * sizeof(DispatchRecord);
   if (record_bytes > records_.size()) records_ = Buffer(device_, record_bytes, Buffer::Use::kUpload);
   if (staged_bytes(inputs) > upload_.size()) upload_ = Buffer(device_, staged_bytes(inputs), Buffer::Use::kUpload);
   if (staged_bytes(outputs) > readback_.size()) readback_ = Buffer(device_, staged_bytes(outputs), Buffer::Use::kReadback);
@@ -184,9 +194,9 @@ void VulkanBackend::write_descriptors() {
     step.set = sets[i];
     DispatchRecord& record = step.plan.record;
     VkDescriptorBufferInfo* info = &infos[i * kBindings];
-    for (int s = 0; s < kMaxSrc; ++s) bind(info[s], record.offset[s], step.node->src[s]);
-    bind(info[3], record.offset[3], step.node);
+    for (int s = 0; s < 4; ++s) bind(info[s], record.offset[s], step.plan.tensors[s]);
     info[kRecordBinding] = {records_.handle(), 0, VK_WHOLE_SIZE};
+    bind(info[kRecordBinding + 1], record.src3[0], step.plan.tensors[4]);
     records[i] = record;
     VkWriteDescriptorSet& w = writes[i];
     w = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};

@@ -1,6 +1,6 @@
 // What every shader shares: the tensors it reads and writes (bindings 0-3: src0, src1, src2,
-// dst, each declared at every element type a shader may read it as) and the record of its
-// dispatch (binding 4), selected by the push constant.
+// dst, and 5: a fourth source, each declared at every element type a shader may read it as)
+// and the record of its dispatch (binding 4), selected by the push constant.
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
@@ -15,6 +15,7 @@ struct Dispatch {
   ivec4 params0;  // the node's op parameters 0-3 (floats bit for bit)
   ivec4 params1;  // and 4-7
   uvec4 extra;    // what the host computed for this dispatch (a row range, a work split)
+  uvec4 src3;     // a fourth source (binding 5, attention's mask): byte offset, then nb1..nb3
 };
 
 layout(std430, binding = 4) readonly buffer Records { Dispatch records[]; };
@@ -28,6 +29,8 @@ layout(std430, binding = 0) readonly buffer Src0U8 { uint8_t src0_u8[]; };
 layout(std430, binding = 1) readonly buffer Src1F32 { float src1_f32[]; };
 layout(std430, binding = 1) readonly buffer Src1I32 { int src1_i32[]; };
 layout(std430, binding = 2) readonly buffer Src2F32 { float src2_f32[]; };
+layout(std430, binding = 2) readonly buffer Src2F16 { float16_t src2_f16[]; };
+layout(std430, binding = 5) readonly buffer Src3F32 { float src3_f32[]; };
 layout(std430, binding = 3) buffer DstF32 { float dst_f32[]; };
 layout(std430, binding = 3) buffer DstF16 { float16_t dst_f16[]; };
 

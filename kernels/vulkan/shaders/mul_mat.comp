@@ -63,79 +63,18 @@ void columns(const uint n, uint c0, uint r[SPAN], uint row[SPAN], uint i12, uint
     columns(n, false, c0, r, row, i12, i13);
 }
 
-#if defined(WEIGHT_F16) || defined(WEIGHT_BF16)
-// f16 weights (the KV cache's attention products above all) meet activations rounded to f16,
-// and bf16 weights rounded to bf16 (to nearest even), as ggml's CPU dot products take them.
-float activation(float x) {
 #if defined(WEIGHT_F16)
-  return float(float16_t(x));
-#else
-  const uint b = floatBitsToUint(x);
-  return uintBitsToFloat((b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u);
-#endif
-}
-
-// They are summed in the order of the CPU backend's vector lanes (kernels/cpu/dot_float.cpp):
-// the next layer rounds these sums to 2^-11 or 2^-8 again, where any other order flips roundings and the logits stray past 2e-3.
-// The host picks the order as the CPU's dot_order does (extra.x, ORDER_*).
-#define ORDER_ROW 0
-#define ORDER_ROW_PADDED 1
-#define ORDER_BATCH 2
+#include "dot_f16.glsl"
+#elif defined(WEIGHT_BF16)
 #include "vec_math.glsl"
-
-// A 16-lane vector's sum by halving: lanes i and i + 8, then i + 4, i + 2, i + 1.
-float lanes_sum(float v[16]) {
-  precise float h[8], q[4];
-  for (uint i = 0; i < 8; ++i) h[i] = v[i + 8] + v[i];
-  for (uint i = 0; i < 4; ++i) q[i] = h[i + 4] + h[i];
-  precise const float s = (q[0] + q[2]) + (q[1] + q[3]);
-  return s;
+// bf16 weights meet activations rounded to bf16 (to nearest even) and summed in the lane order
+// of the CPU's AVX512_BF16 dot products (kernels/cpu/dot_float.cpp), as f16 weights in dot_f16.glsl.
+float act_at(uint act, uint step1, uint i, uint k) {
+  if (i >= k) return 0.0;
+  const uint b = floatBitsToUint(src1_f32[act + i * step1]);
+  return uintBitsToFloat((b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u);
 }
-
-// Element i of the activation column from `act`, rounded to the weight's format; zero past k
-// (the zeros a padded span or the CPU's whole vectors read).
-float act_at(uint act, uint step1, uint i, uint k) { return i < k ? activation(src1_f32[act + i * step1]) : 0.0; }
 float weight_or_zero(uint row, uint i, uint k) { return i < k ? weight_at(row, i) : 0.0; }
-#endif
-
-#if defined(WEIGHT_F16)
-// The CPU's fused multiply-add: a product of two halves is exact in f32, so one rounding either way.
-float multiply_add(float w, float a, float acc) {
-  precise const float v = acc + w * a;
-  return v;
-}
-
-// The batch order: one 16-lane FMA vector. The row order: four, 64 elements a step, folded
-// (0 + 2, 1 + 3, then 0 + 1) before the lane sum; the leftovers added as a double would add them,
-// or, over a padded span, as one more step.
-float dot_exact(uint row, uint act, uint step1, uint k, uint order) {
-  float acc[64];
-  for (uint j = 0; j < 64; ++j) acc[j] = 0.0;
-  uint i = 0;
-  if (order == ORDER_BATCH) {
-    float v[16];
-    for (; i < k; i += 16)
-      for (uint l = 0; l < 16; ++l) acc[l] = multiply_add(weight_or_zero(row, i + l, k), act_at(act, step1, i + l, k), acc[l]);
-    for (uint l = 0; l < 16; ++l) v[l] = acc[l];
-    return lanes_sum(v);
-  }
-  const uint whole = order == ORDER_ROW_PADDED ? k : k / 64 * 64;
-  for (; i < whole; i += 64)
-    for (uint j = 0; j < 64; ++j) acc[j] = multiply_add(weight_or_zero(row, i + j, k), act_at(act, step1, i + j, k), acc[j]);
-  float v[16];
-  for (uint l = 0; l < 16; ++l) {
-    precise const float a = acc[l] + acc[l + 32];
-    precise const float b = acc[l + 16] + acc[l + 48];
-    precise const float c = a + b;
-    v[l] = c;
-  }
-  vec2 sum = vec2(lanes_sum(v), 0.0);
-  for (; i < k; ++i) {
-    precise const float product = weight_at(row, i) * act_at(act, step1, i, k);
-    sum = pair_add(sum, vec2(product, 0.0));
-  }
-  return sum.x + sum.y;
-}
 #endif
 
 #if defined(WEIGHT_BF16)
@@ -152,7 +91,7 @@ void add_pairs(inout float acc[16], uint row, uint act, uint step1, uint i0, uin
 
 // The batch order: one accumulator. The row order: two, 64 elements a step, then the leftovers
 // as a double would add them, or over a padded span as one more step.
-float dot_exact(uint row, uint act, uint step1, uint k, uint order) {
+float dot_bf16(uint row, uint act, uint step1, uint k, uint order) {
   float acc0[16], acc1[16];
   for (uint j = 0; j < 16; ++j) {
     acc0[j] = 0.0;
@@ -192,7 +131,12 @@ void main() {
 #if defined(WEIGHT_F16) || defined(WEIGHT_BF16)
   for (uint c = 0; c < ne.y; ++c)
     for (uint s = 0; s < SPAN; ++s) {
-      const float v = dot_exact(row[s], byte_at(1, uvec4(0, c, i12, i13)) / 4, D.nb[1].x / 4, D.ne[0].x, D.extra.x);
+      const uint act = byte_at(1, uvec4(0, c, i12, i13)) / 4, step1 = D.nb[1].x / 4;
+#if defined(WEIGHT_F16)
+      const float v = dot_f16(DOT_SRC0_SRC1, row[s], act, step1, D.ne[0].x, D.extra.x);
+#else
+      const float v = dot_bf16(row[s], act, step1, D.ne[0].x, D.extra.x);
+#endif
       if (r[s] < ne.x) dst_f32[byte_at(3, uvec4(r[s], c, i12, i13)) / 4] = v;
     }
 #else

@@ -9,8 +9,6 @@
 layout(local_size_x = REDUCE_SIZE) in;
 #include "reduce.glsl"
 
-#define LANES 16
-
 void main() {
   const uvec4 ne = D.ne[3];
   const uint row = workgroup_row();
@@ -37,27 +35,15 @@ void main() {
   memoryBarrierBuffer();  // the scaled inputs were written by other invocations of this workgroup
   barrier();
   vec2 sum = vec2(0.0);
-  const uint groups = (ne.x + LANES - 1) / LANES;
+  const uint groups = (ne.x + 15) / 16;
   for (uint g = gl_LocalInvocationID.x; g < groups; g += REDUCE_SIZE) {
-    float e[LANES];
-    for (uint l = 0; l < LANES; ++l) {
-      const uint i = g * LANES + l;
-      e[l] = i < ne.x ? vec_expf(dst_f32[dst + i * step3] - top) : 0.0;
-      if (i < ne.x) dst_f32[dst + i * step3] = e[l];
-    }
-    if (g * LANES + LANES <= ne.x) {
-      precise float h[8], q[4];
-      for (uint l = 0; l < 8; ++l) h[l] = e[l + 8] + e[l];
-      for (uint l = 0; l < 4; ++l) q[l] = h[l + 4] + h[l];
-      precise const float lanes = (q[0] + q[2]) + (q[1] + q[3]);
-      sum = pair_add(sum, vec2(lanes, 0.0));
-    } else {  // the row's tail, element by element
-      for (uint l = 0; l < LANES; ++l) sum = pair_add(sum, vec2(e[l], 0.0));
-    }
+    const uint n = min(16u, ne.x - 16 * g);
+    float e[16];
+    for (uint l = 0; l < n; ++l) e[l] = dst_f32[dst + (16 * g + l) * step3];
+    sum = pair_add(sum, exp_group(e, n, top));
+    for (uint l = 0; l < n; ++l) dst_f32[dst + (16 * g + l) * step3] = e[l];
   }
-  sum = workgroup_pair_sum(sum);
-  precise const float q = 1.0 / sum.x;
-  precise const float inv = q + (fused(-q, sum.x, 1.0) - q * sum.y) / sum.x;  // float(1 / (hi + lo))
+  const float inv = pair_reciprocal(workgroup_pair_sum(sum));
   for (uint g = gl_LocalInvocationID.x; g < groups; g += REDUCE_SIZE)
-    for (uint l = 0; l < LANES && g * LANES + l < ne.x; ++l) dst_f32[dst + (g * LANES + l) * step3] *= inv;
+    for (uint l = 0; l < 16 && 16 * g + l < ne.x; ++l) dst_f32[dst + (16 * g + l) * step3] *= inv;
 }

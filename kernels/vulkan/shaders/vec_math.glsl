@@ -2,6 +2,8 @@
 // exp, and sums carried in two floats where it carries them in a double. Activations rounded to
 // f16 or bf16 turn a one-ulp difference into one of 2^-11 or 2^-8, so both backends compute
 // these the same way.
+#ifndef VEC_MATH_GLSL
+#define VEC_MATH_GLSL
 
 // a * b + c rounded once, as the CPU's fused multiply-add, from plain operations: a driver may
 // split fma() into a multiply and an add. The product is made exact as p + e (Dekker), then
@@ -108,3 +110,38 @@ float pair_over(vec2 s, float n) {
   precise const float v = q + (r + s.y) / n;
   return v;
 }
+
+// A 16-lane vector's sum by halving: lanes i and i + 8, then i + 4, i + 2, i + 1.
+float lanes_sum(float v[16]) {
+  precise float h[8], q[4];
+  for (uint i = 0; i < 8; ++i) h[i] = v[i + 8] + v[i];
+  for (uint i = 0; i < 4; ++i) q[i] = h[i + 4] + h[i];
+  precise const float s = (q[0] + q[2]) + (q[1] + q[3]);
+  return s;
+}
+
+// The orders of the CPU's f16 and bf16 dot products, as its dot_order picks them (the host
+// passes the code): one activation column, the same over a KV span padded with zeros, a batch.
+#define ORDER_ROW 0
+#define ORDER_ROW_PADDED 1
+#define ORDER_BATCH 2
+
+// Softmax's exps of one 16-element group, x[l] - top for the first n of them (zeros past), and
+// what they add to the row's sum as the CPU adds it: a whole group by the lane tree, a row's
+// tail element by element.
+vec2 exp_group(inout float x[16], uint n, float top) {
+  for (uint l = 0; l < 16; ++l) x[l] = l < n ? vec_expf(x[l] - top) : 0.0;
+  if (n == 16) return vec2(lanes_sum(x), 0.0);
+  vec2 sum = vec2(0.0);
+  for (uint l = 0; l < n; ++l) sum = pair_add(sum, vec2(x[l], 0.0));
+  return sum;
+}
+
+// float(1 / double(hi + lo)).
+float pair_reciprocal(vec2 s) {
+  precise const float q = 1.0 / s.x;
+  precise const float v = q + (fused(-q, s.x, 1.0) - q * s.y) / s.x;
+  return v;
+}
+
+#endif
