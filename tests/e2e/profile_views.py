@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """engine-run --profile on real and synthesized models: the four views in text, JSON and CSV,
-their sums (per-op times within 5% of the measured compute wall clock, per phase), and a
+their sums (per-op times within 5% of the measured compute wall clock, per phase, or within
+1 ms a step on a device backend), and a
 Chrome trace holding every node of every decode step once.
 
 usage: profile_views.py ENGINE_RUN ENGINE_GGUF WORKDIR [MODEL.gguf...]
@@ -36,11 +37,12 @@ subprocess.run([gguf, "synth", "-o", l1b, "--type", "q4_0", "--embd", "2048", "-
                 "--kv-heads", "8", "--ff", "8192", "--vocab", "32000", "--ctx", "512"], check=True, capture_output=True)
 models.append(l1b)
 
+backend = os.environ.get("ENGINE_BACKEND", "cpu")
 for model in models:
     name = os.path.basename(model)
     base = os.path.join(workdir, name)
     common = [run, "-m", model, "-p", "Once upon a time", "-n", str(N_PREDICT), "-t", "2", "--profile", "--hw", "h100-sxm",
-              "--backend", os.environ.get("ENGINE_BACKEND", "cpu")]
+              "--backend", backend]
 
     text = subprocess.run(common, capture_output=True, text=True, check=True).stdout
     for phase in ("prefill", "decode"):
@@ -66,10 +68,14 @@ for model in models:
             continue
         where = f"{name} {phase_name}"
         executions = ph["steps"] * len(ph["nodes"])
-        drift = abs(ph["op_ms_sum"] - ph["wall_ms"]) / ph["wall_ms"]
+        gap = abs(ph["op_ms_sum"] - ph["wall_ms"])
         print(f"{where}: {ph['steps']} steps, wall {ph['wall_ms']:.3f} ms, per-op sum {ph['op_ms_sum']:.3f} ms "
-              f"({100 * drift:.2f}% apart)")
-        check(drift <= 0.05, f"{where}: per-op sum {ph['op_ms_sum']} ms is {100 * drift:.1f}% from wall {ph['wall_ms']} ms")
+              f"({100 * gap / ph['wall_ms']:.2f}% apart)")
+        # A device step's recording, submission and fence wake-up lie outside its dispatches (about
+        # 0.3 ms a step on lavapipe, docs/backends.md): 5% of the wall clock, or 1 ms a step.
+        allowed = max(0.05 * ph["wall_ms"], 1.0 * ph["steps"] if backend != "cpu" else 0.0)
+        check(gap <= allowed, f"{where}: per-op sum {ph['op_ms_sum']} ms is {gap:.3f} ms from wall {ph['wall_ms']} ms "
+                              f"(allowed {allowed:.3f} ms)")
         ops = ph["ops"]
         check(close(sum(r["ms"] for r in ops), ph["op_ms_sum"]), f"{where}: op rows do not sum to op_ms_sum")
         check(close(sum(r["pct"] for r in ops), 100.0, 1e-6), f"{where}: op percentages do not sum to 100")
