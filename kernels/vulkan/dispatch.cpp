@@ -228,4 +228,21 @@ DispatchPlan plan_attention(const Tensor& kq, const Tensor& soft_max, const Tens
   return d;
 }
 
+std::vector<RowChunk> row_chunks(const Tensor& node, const DispatchPlan& plan, uint64_t max_range, uint64_t alignment) {
+  const Tensor* w = node.src[0];
+  const bool splittable = (node.op == Op::MUL_MAT || node.op == Op::GET_ROWS) && w->ne[2] * w->ne[3] == 1;
+  const uint32_t rows = w ? narrow(w->ne[1], *w) : 0;
+  if (!splittable || w->nbytes() + alignment <= max_range) return {{0, rows, {plan.groups[0], plan.groups[1], plan.groups[2]}}};
+  const uint64_t per_chunk = std::max<uint64_t>(1, (max_range - alignment) / w->nb[1]);
+  std::vector<RowChunk> chunks;
+  for (uint64_t first = 0; first < rows; first += per_chunk) {
+    RowChunk c{static_cast<uint32_t>(first), static_cast<uint32_t>(std::min<uint64_t>(rows, first + per_chunk)), {1, 1, 1}};
+    DispatchPlan part = plan;
+    if (node.op == Op::MUL_MAT) grid(part, (c.row_end - c.first_row + kMulMatRows - 1) / kMulMatRows, node);
+    std::copy(part.groups, part.groups + 3, c.groups);
+    chunks.push_back(c);
+  }
+  return chunks;
+}
+
 }  // namespace engine::vulkan

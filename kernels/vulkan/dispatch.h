@@ -40,6 +40,17 @@ bool supports(const Tensor& node);
 // shader indices reach.
 DispatchPlan plan_dispatch(const Tensor& node);
 
+// A range of src0 rows [first_row, row_end) one dispatch of a node covers, and its grid. A
+// MUL_MAT or GET_ROWS whose weight matrix spans more than one binding reaches (`max_range`
+// bytes, bindings starting at multiples of `alignment`) runs as several such dispatches.
+struct RowChunk {
+  uint32_t first_row, row_end;
+  uint32_t groups[3];
+};
+// The node's chunks: one covering every row where src0 fits one binding (or the node reads no
+// matrix it could split, and binding it reports what does not fit).
+std::vector<RowChunk> row_chunks(const Tensor& node, const DispatchPlan& plan, uint64_t max_range, uint64_t alignment);
+
 // Whether kq -> soft_max -> kqv (nodes i, i + 1, i + 2) run as one attention dispatch: their
 // shapes are an attention over an f16 KV cache whose score rows fit the shader's shared memory
 // (and it the device's `shared_bytes`), nothing else reads the scores or probabilities, and

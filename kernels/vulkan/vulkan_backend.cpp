@@ -108,9 +108,9 @@ void VulkanBackend::compute(const Graph& graph, Profiler* profiler) {
     const Step& step = steps_[i];
     vkCmdBindPipeline(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, step.pipeline);
     vkCmdBindDescriptorSets(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines_.layout(), 0, 1, &step.set, 0, nullptr);
-    const auto record = static_cast<uint32_t>(i);
-    vkCmdPushConstants(commands_, pipelines_.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof record, &record);
-    vkCmdDispatch(commands_, step.plan.groups[0], step.plan.groups[1], step.plan.groups[2]);
+    const uint32_t push[4] = {step.record, step.src0_offset, step.rows.first_row, step.rows.row_end};
+    vkCmdPushConstants(commands_, pipelines_.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
+    vkCmdDispatch(commands_, step.rows.groups[0], step.rows.groups[1], step.rows.groups[2]);
     barrier(commands_, kCompute, VK_ACCESS_SHADER_WRITE_BIT, kCompute | kTransfer, kShaderAccess | VK_ACCESS_TRANSFER_READ_BIT);
     if (timed) vkCmdWriteTimestamp(commands_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_, static_cast<uint32_t>(i + 1));
   }
@@ -135,10 +135,8 @@ void VulkanBackend::compute(const Graph& graph, Profiler* profiler) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Tensor* node = nodes[i];
     uint64_t ns = 0;
-    if (step < steps_.size() && steps_[step].node == node) {
-      ns = static_cast<uint64_t>(static_cast<double>(ticks[step + 1] - ticks[step]) * device_.limits().timestamp_ns);
-      ++step;
-    }
+    for (; step < steps_.size() && steps_[step].node == node; ++step)  // a node split in chunks takes several
+      ns += static_cast<uint64_t>(static_cast<double>(ticks[step + 1] - ticks[step]) * device_.limits().timestamp_ns);
     profiler->record({static_cast<int>(i), node->op, node->name, node->layer, "vulkan", ns});
   }
 }

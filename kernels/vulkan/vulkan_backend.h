@@ -56,7 +56,10 @@ class VulkanBackend final : public Backend {
     const Tensor* node;   // the node the dispatch writes: the last of a fused attention's three
     DispatchPlan plan;
     VkPipeline pipeline;  // made at allocate, so that no step pays for compiling a shader
-    const Tensor* first;  // the first node it computes (kq for a fused attention)
+    uint32_t record;      // its record's index (the chunks of one node share one)
+    RowChunk rows;        // the src0 rows it covers
+    bool chunked;         // src0 is bound from its first row, not as a whole
+    uint32_t src0_offset = 0;  // the push constant's (shaders/common.glsl), set when binding
     VkDescriptorSet set = VK_NULL_HANDLE;
   };
   struct Copy {
@@ -69,6 +72,9 @@ class VulkanBackend final : public Backend {
   // Points a descriptor at the tensor's bytes, the binding's offset aligned down as the device
   // requires and the remainder left in the record.
   void bind(VkDescriptorBufferInfo& info, uint32_t& record_offset, const Tensor* t) const;
+  // The same for bytes [from, from + bytes) of the tensor; `offset` is the tensor's start
+  // inside the binding, mod 2^32 (it precedes the binding where `from` is past the alignment).
+  void bind_range(VkDescriptorBufferInfo& info, uint32_t& offset, const Tensor* t, VkDeviceSize from, VkDeviceSize bytes) const;
   void write_descriptors();
   // Runs `record` in a one-off command buffer and waits for it.
   void run_now(const std::function<void(VkCommandBuffer)>& record);

@@ -97,19 +97,24 @@ void VulkanBackend::bind(VkDescriptorBufferInfo& info, uint32_t& record_offset, 
     record_offset = 0;
     return;
   }
+  bind_range(info, record_offset, t, 0, t->nbytes());
+}
+
+void VulkanBackend::bind_range(VkDescriptorBufferInfo& info, uint32_t& offset, const Tensor* t, VkDeviceSize from,
+                               VkDeviceSize bytes) const {
   const Location at = locate(*t);
-  const VkDeviceSize span = t->nbytes();
-  if (at.offset + span > at.buffer->size())
-    throw Error("vulkan backend: tensor '" + t->name + "' lies past the end of its buffer (" + std::to_string(at.offset + span) +
-                " > " + std::to_string(at.buffer->size()) + " bytes)");
-  const VkDeviceSize start = at.offset / device_.limits().storage_offset_alignment * device_.limits().storage_offset_alignment;
-  const VkDeviceSize range = std::min(align_up(at.offset - start + span, 4), at.buffer->size() - start);
+  if (at.offset + t->nbytes() > at.buffer->size())
+    throw Error("vulkan backend: tensor '" + t->name + "' lies past the end of its buffer (" +
+                std::to_string(at.offset + t->nbytes()) + " > " + std::to_string(at.buffer->size()) + " bytes)");
+  const VkDeviceSize alignment = device_.limits().storage_offset_alignment;
+  const VkDeviceSize start = (at.offset + from) / alignment * alignment;
+  const VkDeviceSize range = std::min(align_up(at.offset + from - start + bytes, 4), at.buffer->size() - start);
   if (range > device_.limits().max_storage_range)
     throw Error("vulkan backend: tensor '" + t->name + "' spans " + std::to_string(range) + " bytes, more than the " +
                 std::to_string(device_.limits().max_storage_range) + " one binding of " + device_.info().name +
                 " reaches; a smaller context (-c) or prompt batch (-b) shrinks the attention tensors");
   info = {at.buffer->handle(), start, range};
-  record_offset = static_cast<uint32_t>(at.offset - start);
+  offset = static_cast<uint32_t>(at.offset - start);  // wraps where the binding starts past the tensor's start
 }
 
 void VulkanBackend::allocate(Graph& graph, const Plan& plan) {
@@ -119,13 +124,15 @@ void VulkanBackend::allocate(Graph& graph, const Plan& plan) {
   for (const auto& [t, offset] : plan.offsets) placed_.emplace(t, offset);
 
   steps_.clear();
+  uint32_t records = 0;
   const std::vector<Tensor*>& nodes = graph.nodes();
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Tensor* node = nodes[i];
     if (fuses_attention(nodes, i, placed_, device_.limits().max_shared_bytes)) {
       DispatchPlan plan = plan_attention(*node, *nodes[i + 1], *nodes[i + 2]);
       const VkPipeline pipeline = pipelines_.get(plan.shader);
-      steps_.push_back({nodes[i + 2], std::move(plan), pipeline, node});
+      const RowChunk all{0, 0, {plan.groups[0], plan.groups[1], plan.groups[2]}};
+      steps_.push_back({nodes[i + 2], std::move(plan), pipeline, records++, all, false});
       i += 2;
       continue;
     }
@@ -139,7 +146,10 @@ void VulkanBackend::allocate(Graph& graph, const Plan& plan) {
     }
     DispatchPlan plan = plan_dispatch(*node);
     const VkPipeline pipeline = pipelines_.get(plan.shader);
-    steps_.push_back({node, std::move(plan), pipeline, node});
+    const std::vector<RowChunk> chunks =
+        row_chunks(*node, plan, device_.limits().max_storage_range, device_.limits().storage_offset_alignment);
+    for (const RowChunk& rows : chunks) steps_.push_back({node, plan, pipeline, records, rows, chunks.size() > 1});
+    ++records;
   }
   const std::vector<const Tensor*> inputs = inputs_of(graph), outputs = outputs_of(graph);
   // a record for every dispatched node, fused or not: the figure scratch_bytes reports
@@ -194,10 +204,17 @@ void VulkanBackend::write_descriptors() {
     step.set = sets[i];
     DispatchRecord& record = step.plan.record;
     VkDescriptorBufferInfo* info = &infos[i * kBindings];
-    for (int s = 0; s < 4; ++s) bind(info[s], record.offset[s], step.plan.tensors[s]);
+    const Tensor* src0 = step.plan.tensors[0];
+    if (step.chunked)
+      bind_range(info[0], step.src0_offset, src0, step.rows.first_row * src0->nb[1],
+                 (step.rows.row_end - step.rows.first_row) * src0->nb[1]);
+    else
+      bind(info[0], step.src0_offset, src0);
+    record.offset[0] = step.src0_offset;  // what the push constant carries; the shaders read that
+    for (int s = 1; s < 4; ++s) bind(info[s], record.offset[s], step.plan.tensors[s]);
     info[kRecordBinding] = {records_.handle(), 0, VK_WHOLE_SIZE};
     bind(info[kRecordBinding + 1], record.src3[0], step.plan.tensors[4]);
-    records[i] = record;
+    records[step.record] = record;
     VkWriteDescriptorSet& w = writes[i];
     w = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     w.dstSet = step.set;

@@ -183,6 +183,29 @@ TEST_P(BackendOps, MulMatWithMoreRowsThanOneGridDimensionHolds) {
   check(og, y, expected, tolerance, "q8_0 70001x2");
 }
 
+TEST_P(BackendOps, AMatrixPastOneStorageBindingIsReadWhole) {
+  // 135 MB of f16 weights: past the 128 MiB one Vulkan binding reaches on lavapipe (a 1B
+  // model's f16 embedding table), so a device backend reads it a chunk of rows at a time.
+  OpGraph og;
+  const int64_t k = 2048, rows = 33000;
+  Tensor* table = og.leaf(DType::F16, {k, rows}, random_floats(k * rows, 21));
+  Tensor* b = og.leaf(DType::F32, {k, 2}, acts(k * 2, 22));
+  Tensor* y = og.graph().mul_mat(table, b);
+  std::vector<double> expected, tolerance;
+  reference_mul_mat(og, table, b, 4e-3, expected, tolerance);
+  check(og, y, expected, tolerance, "f16 33000x2");
+
+  OpGraph rows_of;
+  const std::vector<float> ids = {0, 32766, 32767, 32999, 5};  // both sides of a chunk's end
+  Tensor* t = rows_of.leaf(DType::F16, {k, rows}, random_floats(k * rows, 23));
+  Tensor* got = rows_of.graph().get_rows(t, rows_of.leaf(DType::I32, {5}, ids));
+  const std::vector<float> tv = rows_of.values_of(t);
+  std::vector<double> want;
+  for (float id : ids)
+    for (int64_t i = 0; i < k; ++i) want.push_back(tv[static_cast<int64_t>(id) * k + i]);
+  check(rows_of, got, want, 0.0, "get_rows f16 33000");
+}
+
 TEST_P(BackendOps, GetRowsOfEveryTableType) {
   for (const WeightType& w : kWeightTypes) {
     OpGraph og;

@@ -19,7 +19,14 @@ struct Dispatch {
 };
 
 layout(std430, binding = 4) readonly buffer Records { Dispatch records[]; };
-layout(push_constant) uniform Push { uint record; } push;
+// What differs between the dispatches of one record: a weight matrix larger than one binding
+// runs as several dispatches, each binding src0 from a chunk of rows (vulkan_storage.cpp).
+layout(push_constant) uniform Push {
+  uint record;
+  uint src0_offset;  // src0's byte offset inside its binding, less first_row rows (mod 2^32)
+  uint first_row;    // MUL_MAT and GET_ROWS read src0 rows [first_row, row_end) only
+  uint row_end;
+} push;
 #define D records[push.record]
 
 layout(std430, binding = 0) readonly buffer Src0F32 { float src0_f32[]; };
@@ -45,7 +52,7 @@ uvec4 unravel(uint i, uvec4 ne) {
 
 // Byte position of the element at index `at` of tensor `t` (0-3) in its binding.
 uint byte_at(uint t, uvec4 at) {
-  return D.offset[t] + at.x * D.nb[t].x + at.y * D.nb[t].y + at.z * D.nb[t].z + at.w * D.nb[t].w;
+  return (t == 0 ? push.src0_offset : D.offset[t]) + at.x * D.nb[t].x + at.y * D.nb[t].y + at.z * D.nb[t].z + at.w * D.nb[t].w;
 }
 
 // The flat index of this invocation in a 1-D problem dispatched as a grid of up to 65535 x N groups.

@@ -49,7 +49,7 @@ void columns(const uint n, const bool dense, uint c0, uint r[SPAN], uint row[SPA
       for (uint c = 0; c < n; ++c) sums[s][c] += w * src1_f32[acts[c] + i * step1];
     }
   for (uint s = 0; s < SPAN; ++s)
-    if (r[s] < D.ne[3].x)
+    if (r[s] < push.row_end)
       for (uint c = 0; c < n; ++c) dst_f32[byte_at(3, uvec4(r[s], c0 + c, i12, i13)) / 4] = sums[s][c];
 }
 
@@ -118,15 +118,15 @@ float dot_bf16(uint row, uint act, uint step1, uint k, uint order) {
 
 void main() {
   const uvec4 ne = D.ne[3];
-  const uint r0 = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * ROWS;
-  if (r0 >= ne.x) return;
+  const uint r0 = push.first_row + (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * ROWS;
+  if (r0 >= push.row_end) return;
   const uint i12 = gl_WorkGroupID.z % ne.z, i13 = gl_WorkGroupID.z / ne.z;
   const uint i02 = i12 / (ne.z / D.ne[0].z), i03 = i13 / (ne.w / D.ne[0].w);
   uint r[SPAN], row[SPAN];
   for (uint s = 0; s < SPAN; ++s) {
     r[s] = r0 + gl_LocalInvocationID.x + s * INVOCATIONS;
-    // Rows past the end read the last row's weights, so every load stays in the tensor.
-    row[s] = byte_at(0, uvec4(0, min(r[s], ne.x - 1), i02, i03));
+    // Rows past the end read the last row's weights, so every load stays in the binding.
+    row[s] = byte_at(0, uvec4(0, min(r[s], push.row_end - 1), i02, i03));
   }
 #if defined(WEIGHT_F16) || defined(WEIGHT_BF16)
   for (uint c = 0; c < ne.y; ++c)
@@ -137,7 +137,7 @@ void main() {
 #else
       const float v = dot_bf16(row[s], act, step1, D.ne[0].x, D.extra.x);
 #endif
-      if (r[s] < ne.x) dst_f32[byte_at(3, uvec4(r[s], c, i12, i13)) / 4] = v;
+      if (r[s] < push.row_end) dst_f32[byte_at(3, uvec4(r[s], c, i12, i13)) / 4] = v;
     }
 #else
   uint c0 = 0;
