@@ -1,6 +1,7 @@
 #include "engine/plan.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 namespace engine {
@@ -137,6 +138,16 @@ void Plan::bind(const Graph& graph, void* base) const {
   for (const auto& [t, offset] : offsets) const_cast<Tensor*>(t)->data = bytes + offset;
   for (const Tensor* n : graph.nodes())
     if (n->view_src) const_cast<Tensor*>(n)->data = static_cast<uint8_t*>(n->view_src->data) + n->view_offs;
+}
+
+bool Plan::overlap(const Tensor* a, const Tensor* b) const {
+  const auto start = [&](const Tensor* t) -> std::optional<size_t> {
+    const auto it = offsets.find(t->view_src ? t->view_src : t);
+    if (it == offsets.end()) return std::nullopt;
+    return it->second + t->view_offs;
+  };
+  const std::optional<size_t> a0 = start(a), b0 = start(b);
+  return a0 && b0 && *a0 < *b0 + b->nbytes() && *b0 < *a0 + a->nbytes();
 }
 
 }  // namespace engine

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <vector>
 
 #include "cpu/row_split.h"
@@ -19,19 +18,6 @@ namespace {
 
 // Queries per work item: the V product's causal spans follow groups of this many columns.
 constexpr int64_t kQueryBlock = 64;
-
-// True when the plan puts a and b on intersecting bytes of the compute buffer (a tensor the
-// plan does not place, such as a KV view, lies outside it).
-bool overlaps(const Tensor* a, const Tensor* b, const Plan& plan) {
-  const auto start = [&](const Tensor* t) -> std::optional<size_t> {
-    const Tensor* owner = t->view_src ? t->view_src : t;
-    const auto it = plan.offsets.find(owner);
-    if (it == plan.offsets.end()) return std::nullopt;
-    return it->second + t->view_offs;
-  };
-  const std::optional<size_t> a0 = start(a), b0 = start(b);
-  return a0 && b0 && *a0 < *b0 + b->nbytes() && *b0 < *a0 + a->nbytes();
-}
 
 // The orders of the pass's two multiplies, as the unfused nodes take them.
 DotOrder scores_order(const Tensor* kq) { return dot_order(kq->src[0]->type, kq->src[0]->ne[0], kq->ne[0], kq->ne[1]); }
@@ -87,7 +73,7 @@ bool fused_attention_fits(const Tensor* kq, const Tensor* soft_max, const Tensor
   // Outputs are written while K, V and the mask are still read (the queries are read first):
   // the planner may have placed kqv over one that dies with these nodes, e.g. the last mask.
   for (const Tensor* input : {k, v, mask})
-    if (input && overlaps(kqv, input, plan)) return false;
+    if (input && plan.overlap(kqv, input)) return false;
   return dot_order(k->type, k->ne[0], n_kv, n_tokens) == DotOrder::kBatch &&
          dot_order(v->type, n_kv, v->ne[1], n_tokens, true) == DotOrder::kBatch;
 }

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <optional>
 
 #include "cpu/vec_dot.h"
 #include "engine/error.h"
@@ -172,8 +171,7 @@ DispatchPlan plan_dispatch(const Tensor& node) {
   return d;
 }
 
-bool fuses_attention(const std::vector<Tensor*>& nodes, size_t i, const std::unordered_map<const Tensor*, size_t>& placed,
-                     size_t shared_bytes) {
+bool fuses_attention(const std::vector<Tensor*>& nodes, size_t i, const Plan& plan, size_t shared_bytes) {
   if (i + 2 >= nodes.size() || shared_bytes < kAttentionSharedBytes) return false;
   const Tensor* kq = nodes[i];
   const Tensor* soft_max = nodes[i + 1];
@@ -194,16 +192,8 @@ bool fuses_attention(const std::vector<Tensor*>& nodes, size_t i, const std::uno
   for (const Tensor* node : nodes)
     for (const Tensor* s : node->src)
       if ((s == kq && node != soft_max) || (s == soft_max && node != kqv)) return false;
-  const auto start = [&](const Tensor* t) -> std::optional<size_t> {
-    const auto it = placed.find(t->view_src ? t->view_src : t);
-    if (it == placed.end()) return std::nullopt;
-    return it->second + t->view_offs;
-  };
-  const std::optional<size_t> out = start(kqv);
-  for (const Tensor* input : {k, q, v, mask}) {
-    const std::optional<size_t> in = input ? start(input) : std::nullopt;
-    if (out && in && *out < *in + input->nbytes() && *in < *out + kqv->nbytes()) return false;
-  }
+  for (const Tensor* input : {k, q, v, mask})
+    if (input && plan.overlap(kqv, input)) return false;
   return true;
 }
 

@@ -5,9 +5,9 @@
 // which run as one; the dispatch over the Op enum is plan_dispatch.
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "engine/plan.h"
 #include "engine/tensor.h"
 
 namespace engine::vulkan {
@@ -16,7 +16,7 @@ namespace engine::vulkan {
 struct DispatchRecord {
   uint32_t ne[4][4];   // src0, src1, src2, dst
   uint32_t nb[4][4];   // byte strides
-  uint32_t offset[4];  // byte offsets inside the bindings (set when binding)
+  uint32_t offset[4];  // byte offsets inside the bindings (set when binding); src0's travels in the push constant
   int32_t params[8];   // the op's parameters in the shader's order
   uint32_t extra[4];
   uint32_t src3[4];    // a fourth source: byte offset inside its binding (set when binding), nb1..nb3
@@ -54,10 +54,9 @@ std::vector<RowChunk> row_chunks(const Tensor& node, const DispatchPlan& plan, u
 // Whether kq -> soft_max -> kqv (nodes i, i + 1, i + 2) run as one attention dispatch: their
 // shapes are an attention over an f16 KV cache whose score rows fit the shader's shared memory
 // (and it the device's `shared_bytes`), nothing else reads the scores or probabilities, and
-// `placed` (the plan's offsets) puts kqv over none of its inputs, which other workgroups still
-// read while it is written.
-bool fuses_attention(const std::vector<Tensor*>& nodes, size_t i, const std::unordered_map<const Tensor*, size_t>& placed,
-                     size_t shared_bytes);
+// the plan puts kqv over none of its inputs, which other workgroups still read while it is
+// written.
+bool fuses_attention(const std::vector<Tensor*>& nodes, size_t i, const Plan& plan, size_t shared_bytes);
 // That dispatch: bindings K, Q, V, kqv and the mask.
 DispatchPlan plan_attention(const Tensor& kq, const Tensor& soft_max, const Tensor& kqv);
 

@@ -128,11 +128,11 @@ void VulkanBackend::allocate(Graph& graph, const Plan& plan) {
   const std::vector<Tensor*>& nodes = graph.nodes();
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Tensor* node = nodes[i];
-    if (fuses_attention(nodes, i, placed_, device_.limits().max_shared_bytes)) {
-      DispatchPlan plan = plan_attention(*node, *nodes[i + 1], *nodes[i + 2]);
-      const VkPipeline pipeline = pipelines_.get(plan.shader);
-      const RowChunk all{0, 0, {plan.groups[0], plan.groups[1], plan.groups[2]}};
-      steps_.push_back({nodes[i + 2], std::move(plan), pipeline, records++, all, false});
+    if (fuses_attention(nodes, i, plan, device_.limits().max_shared_bytes)) {
+      DispatchPlan attention = plan_attention(*node, *nodes[i + 1], *nodes[i + 2]);
+      const VkPipeline pipeline = pipelines_.get(attention.shader);
+      const RowChunk all{0, 0, {attention.groups[0], attention.groups[1], attention.groups[2]}};
+      steps_.push_back({nodes[i + 2], std::move(attention), pipeline, records++, all, false});
       i += 2;
       continue;
     }
@@ -144,11 +144,11 @@ void VulkanBackend::allocate(Graph& graph, const Plan& plan) {
       throw Error("vulkan backend does not support " + std::string(op_name(node->op)) + " on " + dtypes + " (node '" +
                   node->name + "')");
     }
-    DispatchPlan plan = plan_dispatch(*node);
-    const VkPipeline pipeline = pipelines_.get(plan.shader);
+    const DispatchPlan dispatch = plan_dispatch(*node);
+    const VkPipeline pipeline = pipelines_.get(dispatch.shader);
     const std::vector<RowChunk> chunks =
-        row_chunks(*node, plan, device_.limits().max_storage_range, device_.limits().storage_offset_alignment);
-    for (const RowChunk& rows : chunks) steps_.push_back({node, plan, pipeline, records, rows, chunks.size() > 1});
+        row_chunks(*node, dispatch, device_.limits().max_storage_range, device_.limits().storage_offset_alignment);
+    for (const RowChunk& rows : chunks) steps_.push_back({node, dispatch, pipeline, records, rows, chunks.size() > 1});
     ++records;
   }
   const std::vector<const Tensor*> inputs = inputs_of(graph), outputs = outputs_of(graph);
@@ -210,7 +210,6 @@ void VulkanBackend::write_descriptors() {
                  (step.rows.row_end - step.rows.first_row) * src0->nb[1]);
     else
       bind(info[0], step.src0_offset, src0);
-    record.offset[0] = step.src0_offset;  // what the push constant carries; the shaders read that
     for (int s = 1; s < 4; ++s) bind(info[s], record.offset[s], step.plan.tensors[s]);
     info[kRecordBinding] = {records_.handle(), 0, VK_WHOLE_SIZE};
     bind(info[kRecordBinding + 1], record.src3[0], step.plan.tensors[4]);

@@ -35,6 +35,10 @@ struct Plan {
   static std::vector<Lifetime> lifetimes(const Graph& graph);
   // Points placed tensors at base + offset and views at their source's data + offset.
   void bind(const Graph& graph, void* base) const;
+  // True when a and b lie on intersecting bytes of the compute buffer (a tensor the plan does
+  // not place, such as a weight or a KV view, lies outside it): a kernel writing one while
+  // reading the other must not assume they are apart.
+  bool overlap(const Tensor* a, const Tensor* b) const;
 };
 
 }  // namespace engine

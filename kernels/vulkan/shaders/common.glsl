@@ -11,7 +11,7 @@
 struct Dispatch {
   uvec4 ne[4];    // shapes of src0, src1, src2, dst in elements, fastest dimension first
   uvec4 nb[4];    // their byte strides
-  uvec4 offset;   // byte offsets of src0, src1, src2, dst inside their bindings
+  uvec4 offset;   // byte offsets of src1, src2, dst inside their bindings (x unused: src0's is push.src0_offset)
   ivec4 params0;  // the node's op parameters 0-3 (floats bit for bit)
   ivec4 params1;  // and 4-7
   uvec4 extra;    // what the host computed for this dispatch (a row range, a work split)
