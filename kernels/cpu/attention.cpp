@@ -8,6 +8,7 @@
 #include <chrono>
 #include <vector>
 
+#include "common/graph_walk.h"
 #include "cpu/row_split.h"
 #include "cpu/rows.h"
 #include "cpu/vec_dot.h"
@@ -79,14 +80,7 @@ bool fused_attention_fits(const Tensor* kq, const Tensor* soft_max, const Tensor
 }
 
 bool fuses_attention(const std::vector<Tensor*>& nodes, size_t i, const Plan& plan) {
-  if (i + 2 >= nodes.size() || !fused_attention_fits(nodes[i], nodes[i + 1], nodes[i + 2], plan)) return false;
-  const Tensor* scores = nodes[i];
-  const Tensor* probs = nodes[i + 1];
-  if ((scores->flags | probs->flags) & kOutput) return false;
-  for (const Tensor* node : nodes)
-    for (const Tensor* s : node->src)
-      if ((s == scores && node != probs) || (s == probs && node != nodes[i + 2])) return false;
-  return true;
+  return attention_chain(nodes, i) && fused_attention_fits(nodes[i], nodes[i + 1], nodes[i + 2], plan);
 }
 
 size_t fused_attention_work_size(const Tensor* kq, const Tensor* kqv, int nth) {

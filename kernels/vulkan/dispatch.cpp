@@ -3,25 +3,17 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
+#include "common/device_ops.h"
 #include "cpu/vec_dot.h"
 #include "engine/error.h"
 #include "engine/op_params.h"
 
 namespace engine::vulkan {
 namespace {
-
-// The dtypes a weight-reading shader (mul_mat, get_rows) has a variant for: those of the GGUF
-// files the engine loads.
-constexpr DType kWeightTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0, DType::Q4_1,
-                                  DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
-                                  DType::Q4_K, DType::Q5_K, DType::Q6_K};
-
-bool is_weight_type(DType t) { return std::find(std::begin(kWeightTypes), std::end(kWeightTypes), t) != std::end(kWeightTypes); }
-bool is(const Tensor* t, DType type) { return t && t->type == type; }
-bool is_f32_or_absent(const Tensor* t) { return !t || t->type == DType::F32; }
 
 // Largest workgroup count in one grid dimension every Vulkan device takes.
 constexpr uint32_t kMaxGroups = 65535;
@@ -77,36 +69,44 @@ constexpr size_t kAttentionSharedBytes = kAttentionMaxKv * sizeof(float) + 64 * 
 
 constexpr int64_t kElementwiseGroup = 256;  // the local size of the one-element-per-invocation shaders
 constexpr int64_t kMulMatRows = 16;         // output rows per mul_mat workgroup (mul_mat.comp's ROWS)
+constexpr int64_t kTileRows = 32;           // mul_mat_tiled.comp's TILE_ROWS
+constexpr int64_t kTileCols = 32;           // and TILE_COLS
+// Columns from which a product runs tiled where the device tiles; f16 and bf16 weights keep
+// mul_mat.comp's sums, which follow the CPU backend's lane order.
+constexpr int64_t kTiledMinColumns = 16;
+
+bool runs_tiled(const Tensor& node, const KernelChoice& choice) {
+  const DType w = node.src[0]->type;
+  return choice.tiled_products && w != DType::F16 && w != DType::BF16 && node.ne[1] >= kTiledMinColumns;
+}
+
+// The grid of a MUL_MAT node's dispatch over `rows` of its src0 rows.
+void mul_mat_grid(DispatchPlan& d, int64_t rows, const Tensor& node) {
+  if (d.tiled) {
+    const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
+    if (row_tiles > kMaxGroups) throw Error("vulkan backend: node '" + node.name + "' has more rows than a dispatch reaches");
+    d.groups[0] = static_cast<uint32_t>(row_tiles);
+    d.groups[1] = narrow((node.ne[1] + kTileCols - 1) / kTileCols, node);
+  } else {
+    grid(d, (rows + kMulMatRows - 1) / kMulMatRows, node);
+  }
+  d.groups[2] = narrow(node.ne[2] * node.ne[3], node);
+}
 
 }  // namespace
 
-bool supports(const Tensor& node) {
-  const Tensor* a = node.src[0];
-  const Tensor* b = node.src[1];
-  if (op_info(node.op).is_view || node.op == Op::NONE) return true;
-  if (!a || (node.op != Op::CPY && node.op != Op::CONT && node.type != DType::F32)) return false;
-  switch (node.op) {
-    case Op::GET_ROWS: return is_weight_type(a->type) && is(b, DType::I32);
-    case Op::MUL_MAT: return is_weight_type(a->type) && is(b, DType::F32);
-    case Op::ADD:
-    case Op::MUL: return is(a, DType::F32) && is(b, DType::F32);
-    case Op::SCALE:
-    case Op::RMS_NORM:
-    case Op::NORM:
-    case Op::SILU:
-    case Op::GELU: return is(a, DType::F32);
-    case Op::ROPE: {
-      const int mode = rope_params(node).mode;
-      return is(a, DType::F32) && is(b, DType::I32) && is_f32_or_absent(node.src[2]) && (mode == kRopeNormal || mode == kRopeNeox);
-    }
-    case Op::SOFT_MAX: return is(a, DType::F32) && is_f32_or_absent(b);
-    case Op::CONT: return is(a, DType::F32) && (node.type == DType::F32 || node.type == DType::F16);
-    case Op::CPY: return is(a, DType::F32) && b && (b->type == DType::F32 || b->type == DType::F16);
-    default: return false;
+KernelChoice kernel_choice(const DeviceInfo& device) {
+  KernelChoice choice;
+  choice.tiled_products = device.type != "software";
+  if (const char* tiled = std::getenv("ENGINE_VULKAN_TILED")) {
+    const std::string_view v(tiled);
+    if (v != "0" && v != "1") throw Error("ENGINE_VULKAN_TILED is '" + std::string(v) + "': it takes 0 or 1");
+    choice.tiled_products = v == "1";
   }
+  return choice;
 }
 
-DispatchPlan plan_dispatch(const Tensor& node) {
+DispatchPlan plan_dispatch(const Tensor& node, const KernelChoice& choice) {
   DispatchPlan d;
   DispatchRecord& r = d.record;
   for (int s = 0; s < kMaxSrc; ++s) describe(r, s, d.tensors[s] = node.src[s]);
@@ -118,11 +118,11 @@ DispatchPlan plan_dispatch(const Tensor& node) {
       grid(d, elements_groups, node);
       break;
     case Op::MUL_MAT:
-      d.shader = "mul_mat_" + lower(dtype_name(node.src[0]->type));
+      d.tiled = runs_tiled(node, choice);
+      d.shader = (d.tiled ? "mul_mat_tiled_" : "mul_mat_") + lower(dtype_name(node.src[0]->type));
       r.extra[0] = dot_order_code(node.src[0]->type, node.src[0]->ne[0], node.src[0]->ne[1], node.src[1]->ne[1],
                                   mul_mat_params(node).kv_span);
-      grid(d, (node.ne[0] + kMulMatRows - 1) / kMulMatRows, node);
-      d.groups[2] = narrow(node.ne[2] * node.ne[3], node);
+      mul_mat_grid(d, node.ne[0], node);
       break;
     case Op::ADD:
     case Op::MUL:
@@ -172,29 +172,7 @@ DispatchPlan plan_dispatch(const Tensor& node) {
 }
 
 bool fuses_attention(const std::vector<Tensor*>& nodes, size_t i, const Plan& plan, size_t shared_bytes) {
-  if (i + 2 >= nodes.size() || shared_bytes < kAttentionSharedBytes) return false;
-  const Tensor* kq = nodes[i];
-  const Tensor* soft_max = nodes[i + 1];
-  const Tensor* kqv = nodes[i + 2];
-  if (kq->op != Op::MUL_MAT || soft_max->op != Op::SOFT_MAX || kqv->op != Op::MUL_MAT) return false;
-  if (soft_max->src[0] != kq || kqv->src[1] != soft_max || ((kq->flags | soft_max->flags) & kOutput)) return false;
-  const Tensor* k = kq->src[0];
-  const Tensor* q = kq->src[1];
-  const Tensor* v = kqv->src[0];
-  const Tensor* mask = soft_max->src[1];
-  const int64_t n_kv = kq->ne[0], n_tokens = kq->ne[1], heads = kq->ne[2];
-  if (!is(k, DType::F16) || !is(v, DType::F16) || !is(q, DType::F32) || q->nb[0] != sizeof(float)) return false;
-  if (n_kv > kAttentionMaxKv || kq->ne[3] != 1 || k->ne[3] != 1 || v->ne[3] != 1 || q->ne[3] != 1) return false;
-  if (soft_max->ne[0] != n_kv || v->ne[0] != n_kv || kqv->ne[1] != n_tokens || kqv->ne[2] != heads) return false;
-  if (heads % k->ne[2] != 0 || heads % v->ne[2] != 0 || k->nb[0] != 2 || v->nb[0] != 2) return false;
-  if (mask && (!is(mask, DType::F32) || mask->nb[0] != sizeof(float) || mask->ne[0] < n_kv || mask->ne[1] < n_tokens))
-    return false;
-  for (const Tensor* node : nodes)
-    for (const Tensor* s : node->src)
-      if ((s == kq && node != soft_max) || (s == soft_max && node != kqv)) return false;
-  for (const Tensor* input : {k, q, v, mask})
-    if (input && plan.overlap(kqv, input)) return false;
-  return true;
+  return shared_bytes >= kAttentionSharedBytes && fuses_device_attention(nodes, i, plan, kAttentionMaxKv);
 }
 
 DispatchPlan plan_attention(const Tensor& kq, const Tensor& soft_max, const Tensor& kqv) {
@@ -228,7 +206,7 @@ std::vector<RowChunk> row_chunks(const Tensor& node, const DispatchPlan& plan, u
   for (uint64_t first = 0; first < rows; first += per_chunk) {
     RowChunk c{static_cast<uint32_t>(first), static_cast<uint32_t>(std::min<uint64_t>(rows, first + per_chunk)), {1, 1, 1}};
     DispatchPlan part = plan;
-    if (node.op == Op::MUL_MAT) grid(part, (c.row_end - c.first_row + kMulMatRows - 1) / kMulMatRows, node);
+    if (node.op == Op::MUL_MAT) mul_mat_grid(part, c.row_end - c.first_row, node);
     std::copy(part.groups, part.groups + 3, c.groups);
     chunks.push_back(c);
   }

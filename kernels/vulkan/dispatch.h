@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend.h"
 #include "engine/plan.h"
 #include "engine/tensor.h"
 
@@ -29,16 +30,26 @@ constexpr int kDispatchTensors = 5;
 
 struct DispatchPlan {
   std::string shader;  // a variant of shaders/*.comp ("mul_mat_q4_0")
+  bool tiled = false;  // a MUL_MAT run by mul_mat_tiled.comp: groups are row tiles x column tiles
   uint32_t groups[3] = {1, 1, 1};
   DispatchRecord record{};
   const Tensor* tensors[kDispatchTensors] = {};
 };
 
-// Whether a node of this op with these dtypes has a shader: the Vulkan backend's support table.
-bool supports(const Tensor& node);
+// Which kernel family a device runs where there is a choice.
+struct KernelChoice {
+  // Products of many columns (prefill) from mul_mat_tiled.comp's shared-memory tiles. GPUs
+  // yes; a software device no: there shared memory is host memory that every invocation
+  // gathers from, and mul_mat.comp's register blocks ran a 2048 x 8192 x 64 Q4_0 product 4x faster.
+  bool tiled_products = false;
+};
+// The device's choice; the environment variable ENGINE_VULKAN_TILED (0 or 1) overrides it.
+// Throws Error on any other value.
+KernelChoice kernel_choice(const DeviceInfo& device);
+
 // The dispatch of a supported compute node. Throws Error where a shape exceeds what 32-bit
 // shader indices reach.
-DispatchPlan plan_dispatch(const Tensor& node);
+DispatchPlan plan_dispatch(const Tensor& node, const KernelChoice& choice);
 
 // A range of src0 rows [first_row, row_end) one dispatch of a node covers, and its grid. A
 // MUL_MAT or GET_ROWS whose weight matrix spans more than one binding reaches (`max_range`

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/device_ops.h"
 #include "engine/backend.h"
 #include "vulkan/dispatch.h"
 #include "vulkan/pipelines.h"
@@ -27,7 +28,7 @@ class VulkanBackend final : public Backend {
 
   std::string_view name() const override { return "vulkan"; }
   const DeviceInfo& device() const override { return device_.info(); }
-  bool supports(const Tensor& node) const override { return vulkan::supports(node); }
+  bool supports(const Tensor& node) const override { return device_supports(node); }
 
   // vulkan_storage.cpp
   void load_weights(const Model& model) override;
@@ -85,6 +86,7 @@ class VulkanBackend final : public Backend {
 
   Device device_;
   Pipelines pipelines_;
+  KernelChoice kernels_;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkCommandBuffer commands_ = VK_NULL_HANDLE;
   VkFence step_done_ = VK_NULL_HANDLE;
@@ -105,7 +107,7 @@ class VulkanBackend final : public Backend {
   Buffer unbound_;   // what a dispatch's absent sources bind
 
   const Graph* allocated_ = nullptr;
-  std::unordered_map<const Tensor*, VkDeviceSize> placed_;  // the plan's offsets
+  std::unordered_map<const Tensor*, size_t> placed_;  // the plan's offsets
   std::vector<Step> steps_;
   std::vector<Copy> inputs_, outputs_;
 };

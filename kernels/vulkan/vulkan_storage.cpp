@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/graph_walk.h"
 #include "engine/error.h"
 #include "engine/model.h"
 #include "engine/plan.h"
@@ -16,24 +17,6 @@ constexpr VkDeviceSize kStagingAlignment = 16;
 constexpr VkDeviceSize kUploadChunk = 64ull << 20;  // weights go up through a staging buffer of this size
 
 VkDeviceSize align_up(VkDeviceSize v, VkDeviceSize a) { return (v + a - 1) / a * a; }
-
-bool is_dispatched(const Tensor* node) { return node->op != Op::NONE && !op_info(node->op).is_view; }
-
-// The graph's input leaves the nodes read, each once, in the order the nodes first read them.
-std::vector<const Tensor*> inputs_of(const Graph& graph) {
-  std::vector<const Tensor*> inputs;
-  for (const Tensor* node : graph.nodes())
-    for (const Tensor* s : {node->src[0], node->src[1], node->src[2], node->view_src})
-      if (s && s->has(kInput) && std::find(inputs.begin(), inputs.end(), s) == inputs.end()) inputs.push_back(s);
-  return inputs;
-}
-
-std::vector<const Tensor*> outputs_of(const Graph& graph) {
-  std::vector<const Tensor*> outputs;
-  for (const Tensor* node : graph.nodes())
-    if (node->has(kOutput)) outputs.push_back(node);
-  return outputs;
-}
 
 VkDeviceSize staged_bytes(const std::vector<const Tensor*>& tensors) {
   VkDeviceSize total = 0;
@@ -74,21 +57,9 @@ void VulkanBackend::allocate_kv(const KVCache& kv) {
 }
 
 VulkanBackend::Location VulkanBackend::locate(const Tensor& t) const {
-  const Tensor* root = &t;
-  VkDeviceSize offset = 0;
-  for (; root->view_src; root = root->view_src) offset += root->view_offs;
-  if (root->has(kWeight)) {
-    if (!weight_infos_ || root->storage_index < 0 || static_cast<size_t>(root->storage_index) >= weight_infos_->size())
-      throw Error("vulkan backend: weight '" + root->name + "' is not among the loaded weights");
-    return {&weights_, (*weight_infos_)[root->storage_index].offset + offset};
-  }
-  if (root->has(kKV)) {
-    if (!kv_layout_ || root->storage_index < 0) throw Error("vulkan backend: KV tensor '" + root->name + "' has no KV cache");
-    return {&kv_, kv_layout_->offset(root->storage_index) + offset};
-  }
-  const auto placed = placed_.find(root);
-  if (placed == placed_.end()) throw Error("vulkan backend: tensor '" + t.name + "' has no storage in the plan");
-  return {&buffer_, placed->second + offset};
+  const Placement at = placement(t, weight_infos_, kv_layout_, placed_, "vulkan");
+  const Buffer* stores[] = {&weights_, &kv_, &buffer_};
+  return {stores[static_cast<int>(at.store)], at.offset};
 }
 
 void VulkanBackend::bind(VkDescriptorBufferInfo& info, uint32_t& record_offset, const Tensor* t) const {
@@ -144,7 +115,7 @@ void VulkanBackend::allocate(Graph& graph, const Plan& plan) {
       throw Error("vulkan backend does not support " + std::string(op_name(node->op)) + " on " + dtypes + " (node '" +
                   node->name + "')");
     }
-    const DispatchPlan dispatch = plan_dispatch(*node);
+    const DispatchPlan dispatch = plan_dispatch(*node, kernels_);
     const VkPipeline pipeline = pipelines_.get(dispatch.shader);
     const std::vector<RowChunk> chunks =
         row_chunks(*node, dispatch, device_.limits().max_storage_range, device_.limits().storage_offset_alignment);

@@ -154,10 +154,11 @@ void reference_mul_mat(const OpGraph& og, const Tensor* a, const Tensor* b, doub
 
 TEST_P(BackendOps, MulMatEveryWeightTypeAndColumnCount) {
   // 37 rows (no 16-row group) and 80 rows (packed groups, no 32 or 64 multiple); 1 column
-  // (decode), 7, and 23 (past the 20 that send Q8_0 prefill to AMX tiles where the CPU has them).
+  // (decode), 7, 23 (past the 20 that send Q8_0 prefill to AMX tiles where the CPU has them),
+  // and 70 (three 32-column tiles, the last partial, where a device runs products tiled).
   for (const WeightType& w : kWeightTypes)
     for (int64_t rows : {37, 80})
-      for (int64_t cols : {1, 7, 23}) {
+      for (int64_t cols : {1, 7, 23, 70}) {
         OpGraph og;
         const int64_t k = w.k;
         Tensor* a = og.leaf(w.type, {k, rows}, random_floats(k * rows, 1 + rows));
