@@ -5,7 +5,8 @@
 #   tools/dev.sh test   install what is missing, build everything (tests include ASan/UBSan builds of
 #                       engine-run and engine-cost), run every test (ctest)
 # Both configure build/ (ENGINE_BUILD_DIR overrides it) with the same flags, so `test` after `demo`
-# compiles only what the demo did not need. ENGINE_DEV_DRY_RUN=1 only lists the commands each would build with.
+# compiles only what the demo did not need. ENGINE_DEV_DRY_RUN=1 only lists the commands each would build with;
+# ENGINE_CUDA_ARCHS narrows the GPU architectures the CUDA backend is compiled for, where a toolkit is found.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -14,7 +15,8 @@ build_dir=${ENGINE_BUILD_DIR:-build}
 dry_run=${ENGINE_DEV_DRY_RUN:-0}
 
 build() {  # build [TARGET...]: configure build_dir, then build the targets (all when none)
-  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DENGINE_WERROR=ON >/dev/null
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DENGINE_WERROR=ON \
+    ${ENGINE_CUDA_ARCHS:+-DENGINE_CUDA_ARCHS="$ENGINE_CUDA_ARCHS"} >/dev/null
   if [[ $dry_run == 1 ]]; then
     ninja -C "$build_dir" -t commands "${@:-all}"  # every command the targets need, built or not
   elif (($#)); then

@@ -6,6 +6,9 @@
 #include "cpu/scratch.h"
 #include "engine/backend.h"
 #include "engine/error.h"
+#ifdef ENGINE_WITH_CUDA
+#include "cuda/cuda_entry.h"
+#endif
 #ifdef ENGINE_WITH_VULKAN
 #include "vulkan/vulkan_entry.h"
 #endif
@@ -36,10 +39,19 @@ constexpr BackendEntry kVulkan{"vulkan", vulkan::devices, make_vulkan, vulkan_sc
 constexpr BackendEntry kVulkan{"vulkan", nullptr, nullptr, nullptr, kVulkanNeeds};
 #endif
 
+constexpr std::string_view kCudaNeeds = "a CUDA toolkit (nvcc on PATH or in /usr/local/cuda), then cmake -DENGINE_CUDA=ON";
+#ifdef ENGINE_WITH_CUDA
+std::unique_ptr<Backend> make_cuda(const BackendParams& params) { return cuda::make_backend(params.device); }
+size_t cuda_scratch(const Graph& graph, const Plan&, int) { return cuda::scratch_bytes(graph); }
+constexpr BackendEntry kCuda{"cuda", cuda::devices, make_cuda, cuda_scratch, kCudaNeeds};
+#else
+constexpr BackendEntry kCuda{"cuda", nullptr, nullptr, nullptr, kCudaNeeds};
+#endif
+
 // In name order; a backend this binary was built without has no functions.
 constexpr BackendEntry kBackends[] = {
     {"cpu", cpu_devices, make_cpu, cpu_scratch, ""},
-    {"cuda", nullptr, nullptr, nullptr, "the CUDA toolkit"},
+    kCuda,
     kVulkan,
 };
 

@@ -1,6 +1,7 @@
 #include "common/device_ops.h"
 
 #include <algorithm>
+#include <string>
 
 #include "common/graph_walk.h"
 #include "engine/op_params.h"
@@ -48,6 +49,14 @@ bool device_supports(const Tensor& node) {
     case Op::CPY: return is(a, DType::F32) && b && (b->type == DType::F32 || b->type == DType::F16);
     default: return false;
   }
+}
+
+Error unsupported_node(const Tensor& node, std::string_view backend) {
+  std::string dtypes;
+  for (const Tensor* s : node.src)
+    if (s) dtypes += (dtypes.empty() ? "" : ", ") + std::string(dtype_name(s->type));
+  return Error(std::string(backend) + " backend does not support " + std::string(op_name(node.op)) + " on " + dtypes +
+               " (node '" + node.name + "')");
 }
 
 bool fuses_device_attention(const std::vector<Tensor*>& nodes, size_t i, const Plan& plan, int64_t max_kv) {

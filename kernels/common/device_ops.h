@@ -2,8 +2,10 @@
 // What the device backends (Vulkan, CUDA) run alike: their (op, dtype) support table, and when
 // attention's three nodes run as one kernel over an f16 KV cache.
 #include <cstddef>
+#include <string_view>
 #include <vector>
 
+#include "engine/error.h"
 #include "engine/plan.h"
 #include "engine/tensor.h"
 
@@ -12,6 +14,8 @@ namespace engine {
 // Whether a device backend runs `node`: every op of the Llama and GPT-2 graphs, weights of
 // every dtype the files hold (weight_types), activations in f32.
 bool device_supports(const Tensor& node);
+// The Error for a node `backend` does not support, naming its op, its sources' dtypes and it.
+Error unsupported_node(const Tensor& node, std::string_view backend);
 // The weight dtypes a device backend's products and row gathers read.
 const std::vector<DType>& device_weight_types();
 

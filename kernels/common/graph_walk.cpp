@@ -24,6 +24,12 @@ std::vector<const Tensor*> outputs_of(const Graph& graph) {
   return outputs;
 }
 
+size_t staged_bytes(const std::vector<const Tensor*>& tensors) {
+  size_t total = 0;
+  for (const Tensor* t : tensors) total += (t->nbytes() + kStagingAlignment - 1) / kStagingAlignment * kStagingAlignment;
+  return total;
+}
+
 StorageRoot storage_root(const Tensor& t) {
   StorageRoot root{&t, 0};
   for (; root.tensor->view_src; root.tensor = root.tensor->view_src) root.offset += root.tensor->view_offs;

@@ -19,6 +19,10 @@ bool is_dispatched(const Tensor* node);
 std::vector<const Tensor*> inputs_of(const Graph& graph);
 // The graph's output nodes, in node order.
 std::vector<const Tensor*> outputs_of(const Graph& graph);
+// A device backend stages each input and output at a multiple of this in host memory.
+constexpr size_t kStagingAlignment = 16;
+// The staging bytes of `tensors`, each at such a multiple.
+size_t staged_bytes(const std::vector<const Tensor*>& tensors);
 
 // The tensor owning a view's storage (the tensor itself when it is no view), and the view's
 // byte offset inside it.

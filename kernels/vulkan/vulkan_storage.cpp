@@ -13,16 +13,9 @@
 namespace engine::vulkan {
 namespace {
 
-constexpr VkDeviceSize kStagingAlignment = 16;
 constexpr VkDeviceSize kUploadChunk = 64ull << 20;  // weights go up through a staging buffer of this size
 
 VkDeviceSize align_up(VkDeviceSize v, VkDeviceSize a) { return (v + a - 1) / a * a; }
-
-VkDeviceSize staged_bytes(const std::vector<const Tensor*>& tensors) {
-  VkDeviceSize total = 0;
-  for (const Tensor* t : tensors) total += align_up(t->nbytes(), kStagingAlignment);
-  return total;
-}
 
 size_t dispatch_count(const Graph& graph) {
   return static_cast<size_t>(std::count_if(graph.nodes().begin(), graph.nodes().end(), is_dispatched));
@@ -108,13 +101,7 @@ void VulkanBackend::allocate(Graph& graph, const Plan& plan) {
       continue;
     }
     if (!is_dispatched(node)) continue;
-    if (!supports(*node)) {
-      std::string dtypes;
-      for (const Tensor* s : node->src)
-        if (s) dtypes += (dtypes.empty() ? "" : ", ") + std::string(dtype_name(s->type));
-      throw Error("vulkan backend does not support " + std::string(op_name(node->op)) + " on " + dtypes + " (node '" +
-                  node->name + "')");
-    }
+    if (!supports(*node)) throw unsupported_node(*node, "vulkan");
     const DispatchPlan dispatch = plan_dispatch(*node, kernels_);
     const VkPipeline pipeline = pipelines_.get(dispatch.shader);
     const std::vector<RowChunk> chunks =

@@ -86,9 +86,13 @@ for b in vulkan cuda; do
     expect_error "$run" "--backend: $b: not built into this binary" --backend "$b" -m "$dir/none.gguf"
     expect_error "$bench" "--backend: $b: not built into this binary" --backend "$b" -m "$dir/none.gguf"
   fi
+  if grep -Eq "^built in, no device found.*\b$b\b" <<<"$devices"; then
+    expect_error "$run" "--backend: $b: no device found" --backend "$b"
+    expect_error "$bench" "--backend: $b: no device found" --backend "$b" -m "$dir/none.gguf"
+  fi
 done
 # A context past a device's free memory is refused before allocating, naming that device.
-for b in cpu vulkan; do
+for b in cpu vulkan cuda; do
   if grep -q "^$b " <<<"$devices"; then
     expect_error "$run" "context of 16777216 positions needs [0-9]+ bytes .* are free on $b device 0" --backend "$b" -c 16777216
   fi

@@ -51,7 +51,7 @@ TEST(Hardware, EveryBuiltinProfileParsesWithPositiveFigures) {
     for (ComputeClass c : {ComputeClass::kF32, ComputeClass::kF16, ComputeClass::kBF16, ComputeClass::kInt8})
       EXPECT_GT(p.peak_tflops(c), 0) << p.name << " " << cost::compute_class_name(c);
   }
-  const std::vector<std::string> expected = {"a100-80gb", "apple-m2-max", "h100-pcie", "h100-sxm", "rtx-3090", "rtx-4090"};
+  const std::vector<std::string> expected = {"a100-80gb", "apple-m2-max", "h100-pcie", "h100-sxm", "h200-sxm", "rtx-3090", "rtx-4090"};
   EXPECT_EQ(names, expected);
 }
 

@@ -102,14 +102,19 @@ CLI::Validator checked_by(Check check, std::string description) {
 inline int print_devices() {
   fmt::print("{:<8} {:>6}  {:<40} {:<14} {:>12} {:>12} {:>8}  {}\n", "backend", "device", "name", "type", "memory", "free",
              "subgroup", "driver");
-  for (const engine::DeviceInfo& d : engine::list_devices())
+  const std::vector<engine::DeviceInfo> devices = engine::list_devices();
+  for (const engine::DeviceInfo& d : devices)
     fmt::print("{:<8} {:>6}  {:<40} {:<14} {:>8.1f} GiB {:>8.1f} GiB {:>8}  {}\n", d.backend, d.index, d.name, d.type,
                static_cast<double>(d.memory_bytes) / (1 << 30), static_cast<double>(d.free_bytes) / (1 << 30),
                d.subgroup_size > 0 ? std::to_string(d.subgroup_size) : "-", d.driver);
   const std::vector<std::string> built = engine::available_backends();
-  std::vector<std::string> missing;
+  std::vector<std::string> missing, deviceless;
   for (const std::string& b : engine::known_backends())
-    if (std::find(built.begin(), built.end(), b) == built.end()) missing.push_back(b);
+    if (std::find(built.begin(), built.end(), b) == built.end())
+      missing.push_back(b);
+    else if (std::none_of(devices.begin(), devices.end(), [&](const engine::DeviceInfo& d) { return d.backend == b; }))
+      deviceless.push_back(b);
+  if (!deviceless.empty()) fmt::print("built in, no device found (no driver reports one): {}\n", fmt::join(deviceless, ", "));
   if (!missing.empty()) fmt::print("not built into this binary: {}\n", fmt::join(missing, ", "));
   return 0;
 }
