@@ -110,7 +110,7 @@ note ""
 note "## Tests on ${backends[*]}"
 # every test that runs once per backend (the op harness, the agreement of logits), on the GPU ones
 check backend-tests "$tests" --gtest_filter='*/cuda:*/vulkan'
-check backend-tests-vulkan-tiled env ENGINE_VULKAN_TILED=1 "$tests" --gtest_filter='*BackendOps.MulMat*/vulkan'
+check backend-tests-vulkan-shared-sums env ENGINE_VULKAN_KERNELS=gpu-shared-sums "$tests" --gtest_filter='*BackendOps.MulMat*/vulkan'
 for b in "${backends[@]}"; do
   for ref in "$shared"/reference/*.jsonl; do
     model=$(basename "$ref" .jsonl)

@@ -71,37 +71,40 @@ constexpr int64_t kElementwiseGroup = 256;  // the local size of the one-element
 constexpr int64_t kMulMatRows = 16;         // output rows per mul_mat workgroup (mul_mat.comp's ROWS)
 constexpr int64_t kTileRows = 32;           // mul_mat_tiled.comp's TILE_ROWS
 constexpr int64_t kTileCols = 32;           // and TILE_COLS
-// Columns from which a product runs tiled where the device tiles; f16 and bf16 weights keep
-// mul_mat.comp's sums, which follow the CPU backend's lane order.
-constexpr int64_t kTiledMinColumns = 16;
+constexpr int64_t kTiledMinColumns = 16;    // products of this many columns run tiled on GPUs
 
-bool runs_tiled(const Tensor& node, const KernelChoice& choice) {
+MulMatKernel mul_mat_kernel(const Tensor& node, const KernelChoice& choice) {
   const DType w = node.src[0]->type;
-  return choice.tiled_products && w != DType::F16 && w != DType::BF16 && node.ne[1] >= kTiledMinColumns;
+  if (!choice.gpu_products || w == DType::F16 || w == DType::BF16) return MulMatKernel::kRegisters;
+  return node.ne[1] >= kTiledMinColumns ? MulMatKernel::kTiles : MulMatKernel::kSplitRows;
 }
 
 // The grid of a MUL_MAT node's dispatch over `rows` of its src0 rows.
 void mul_mat_grid(DispatchPlan& d, int64_t rows, const Tensor& node) {
-  if (d.tiled) {
-    const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
-    if (row_tiles > kMaxGroups) throw Error("vulkan backend: node '" + node.name + "' has more rows than a dispatch reaches");
-    d.groups[0] = static_cast<uint32_t>(row_tiles);
-    d.groups[1] = narrow((node.ne[1] + kTileCols - 1) / kTileCols, node);
-  } else {
-    grid(d, (rows + kMulMatRows - 1) / kMulMatRows, node);
+  switch (d.mul_mat) {
+    case MulMatKernel::kRegisters: grid(d, (rows + kMulMatRows - 1) / kMulMatRows, node); break;
+    case MulMatKernel::kSplitRows: grid(d, rows, node); break;
+    case MulMatKernel::kTiles: {
+      const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
+      if (row_tiles > kMaxGroups) throw Error("vulkan backend: node '" + node.name + "' has more rows than a dispatch reaches");
+      d.groups[0] = static_cast<uint32_t>(row_tiles);
+      d.groups[1] = narrow((node.ne[1] + kTileCols - 1) / kTileCols, node);
+      break;
+    }
   }
   d.groups[2] = narrow(node.ne[2] * node.ne[3], node);
 }
 
 }  // namespace
 
-KernelChoice kernel_choice(const DeviceInfo& device) {
-  KernelChoice choice;
-  choice.tiled_products = device.type != "software";
-  if (const char* tiled = std::getenv("ENGINE_VULKAN_TILED")) {
-    const std::string_view v(tiled);
-    if (v != "0" && v != "1") throw Error("ENGINE_VULKAN_TILED is '" + std::string(v) + "': it takes 0 or 1");
-    choice.tiled_products = v == "1";
+KernelChoice kernel_choice(const DeviceInfo& device, bool subgroup_arithmetic) {
+  KernelChoice choice{device.type != "software", subgroup_arithmetic};
+  if (const char* kernels = std::getenv("ENGINE_VULKAN_KERNELS")) {
+    const std::string_view v(kernels);
+    if (v != "gpu" && v != "gpu-shared-sums" && v != "software")
+      throw Error("ENGINE_VULKAN_KERNELS is '" + std::string(v) + "': it takes gpu, gpu-shared-sums or software");
+    choice.gpu_products = v != "software";
+    choice.subgroup_sums = v == "gpu" && subgroup_arithmetic;
   }
   return choice;
 }
@@ -118,8 +121,12 @@ DispatchPlan plan_dispatch(const Tensor& node, const KernelChoice& choice) {
       grid(d, elements_groups, node);
       break;
     case Op::MUL_MAT:
-      d.tiled = runs_tiled(node, choice);
-      d.shader = (d.tiled ? "mul_mat_tiled_" : "mul_mat_") + lower(dtype_name(node.src[0]->type));
+      d.mul_mat = mul_mat_kernel(node, choice);
+      d.shader = std::string(d.mul_mat == MulMatKernel::kTiles       ? "mul_mat_tiled_"
+                             : d.mul_mat == MulMatKernel::kRegisters ? "mul_mat_"
+                             : choice.subgroup_sums                  ? "mul_mat_vec_"
+                                                                     : "mul_mat_vec_shared_sums_") +
+                 lower(dtype_name(node.src[0]->type));
       r.extra[0] = dot_order_code(node.src[0]->type, node.src[0]->ne[0], node.src[0]->ne[1], node.src[1]->ne[1],
                                   mul_mat_params(node).kv_span);
       mul_mat_grid(d, node.ne[0], node);

@@ -28,24 +28,33 @@ static_assert(sizeof(DispatchRecord) == 208);
 // source (binding 5); absent ones bind an empty buffer.
 constexpr int kDispatchTensors = 5;
 
+// The kernels a MUL_MAT runs with: mul_mat.comp (register blocks), mul_mat_vec.comp (a row per
+// workgroup) or mul_mat_tiled.comp (shared-memory tiles, workgroups over row and column tiles).
+enum class MulMatKernel { kRegisters, kSplitRows, kTiles };
+
 struct DispatchPlan {
   std::string shader;  // a variant of shaders/*.comp ("mul_mat_q4_0")
-  bool tiled = false;  // a MUL_MAT run by mul_mat_tiled.comp: groups are row tiles x column tiles
+  MulMatKernel mul_mat = MulMatKernel::kRegisters;  // a MUL_MAT's kernel
   uint32_t groups[3] = {1, 1, 1};
   DispatchRecord record{};
   const Tensor* tensors[kDispatchTensors] = {};
 };
 
-// Which kernel family a device runs where there is a choice.
+// Which kernels a device runs the products with.
 struct KernelChoice {
-  // Products of many columns (prefill) from mul_mat_tiled.comp's shared-memory tiles. GPUs
-  // yes; a software device no: there shared memory is host memory that every invocation
-  // gathers from, and mul_mat.comp's register blocks ran a 2048 x 8192 x 64 Q4_0 product 4x faster.
-  bool tiled_products = false;
+  // GPUs: a row per workgroup for few columns (decode), shared-memory tiles from 16 columns
+  // (prefill), f16 and bf16 weights excepted (mul_mat.comp keeps the CPU's lane order). A
+  // software device runs mul_mat.comp's register blocks throughout: there a workgroup's
+  // invocations are SIMD lanes of one CPU thread, shared memory is host memory gathered lane by
+  // lane, and the register blocks ran a 2048 x 8192 Q4_0 product 3.8x faster than the tiles
+  // (64 columns) and 34x faster than split rows (one column).
+  bool gpu_products = false;
+  // Split rows add their partial sums with subgroup arithmetic, else through a shared-memory tree.
+  bool subgroup_sums = false;
 };
-// The device's choice; the environment variable ENGINE_VULKAN_TILED (0 or 1) overrides it.
-// Throws Error on any other value.
-KernelChoice kernel_choice(const DeviceInfo& device);
+// The device's choice. The environment variable ENGINE_VULKAN_KERNELS overrides it: "gpu",
+// "gpu-shared-sums" (no subgroup arithmetic) or "software"; Error on any other value.
+KernelChoice kernel_choice(const DeviceInfo& device, bool subgroup_arithmetic);
 
 // The dispatch of a supported compute node. Throws Error where a shape exceeds what 32-bit
 // shader indices reach.

@@ -24,7 +24,7 @@ constexpr VkPipelineStageFlags kTransfer = VK_PIPELINE_STAGE_TRANSFER_BIT;
 
 }  // namespace
 
-VulkanBackend::VulkanBackend(int device) : device_(device), pipelines_(device_), kernels_(kernel_choice(device_.info())) {
+VulkanBackend::VulkanBackend(int device) : device_(device), pipelines_(device_), kernels_(kernel_choice(device_.info(), device_.limits().subgroup_arithmetic)) {
   VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pool.queueFamilyIndex = device_.queue_family();

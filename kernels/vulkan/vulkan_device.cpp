@@ -156,6 +156,12 @@ Device::Device(int index) {
   limits_.max_shared_bytes = props.limits.maxComputeSharedMemorySize;
   std::copy(props.limits.maxComputeWorkGroupCount, props.limits.maxComputeWorkGroupCount + 3, limits_.max_workgroups);
   limits_.subgroup_size = static_cast<uint32_t>(info_.subgroup_size);
+  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props2.pNext = &subgroup;
+  vkGetPhysicalDeviceProperties2(physical_, &props2);
+  limits_.subgroup_arithmetic = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                                (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
   limits_.timestamps = props.limits.timestampComputeAndGraphics && families[queue_family_].timestampValidBits > 0;
   limits_.timestamp_ns = props.limits.timestampPeriod;
 }

@@ -21,6 +21,7 @@ struct Limits {
   uint32_t max_workgroups[3];
   uint32_t max_shared_bytes;              // a workgroup's shared memory
   uint32_t subgroup_size;
+  bool subgroup_arithmetic;               // compute shaders have subgroupAdd and the like
   bool timestamps;                        // the compute queue writes timestamps
   double timestamp_ns;                    // nanoseconds per timestamp tick
 };
