@@ -156,6 +156,11 @@ for type in q4_0 q4_k; do
       { note "- FAIL: engine-bench $b $type"; failed+=("bench-$b-$type"); }
   done
 done
+# Where the decode time goes, op by op, predicted beside measured (docs/profiling.md).
+for b in "${gpus[@]}"; do
+  file=$models/llama3-8b-q4_0.gguf
+  [[ -f $file ]] && check "profile-$b-q4_0" "$run" -m "$file" --backend "$b" -p "Once upon a time" -n 16 --temp 0 --profile
+done
 
 note ""
 if [[ ${#failed[@]} == 0 ]]; then

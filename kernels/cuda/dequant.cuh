@@ -11,6 +11,14 @@
 #define ENGINE_HD inline
 #endif
 
+// Asks nvcc to unroll the next loop (its trip count is a compile-time constant); nothing on the host,
+// where an unknown pragma would warn.
+#ifdef __CUDA_ARCH__
+#define ENGINE_UNROLL _Pragma("unroll")
+#else
+#define ENGINE_UNROLL
+#endif
+
 namespace engine::cuda {
 
 namespace detail {
@@ -66,6 +74,11 @@ ENGINE_HD float half_to_float(uint16_t h) {
 
 // Element i (>= 0) of a weight row of dtype T that starts at `row` (the GGUF block layout; rows
 // start at block boundaries). kBlockElems: elements per block; kBlockBytes: bytes per block.
+// group(row, g, out) writes elements kGroup * g .. kGroup * g + kGroup - 1 to out[0 .. kGroup - 1],
+// equal to at()'s bit for bit (the same float operations in the same order), decoding the group's
+// scales once and loading each of its bytes once. kGroup: 32 for the quantized dtypes (a legacy
+// block, or a 32-element sub-block of a K-quant super-block, which lies in super-block g / 8 as
+// sub-block g % 8), 8 for F32, F16 and BF16; it divides kBlockElems or is a multiple of it.
 template <DType T>
 struct Weight;
 
@@ -78,6 +91,13 @@ struct Weight<DType::F32> {
     const uint8_t* p = row + 4 * i;
     return detail::float_of(detail::u16_at(p) | static_cast<uint32_t>(detail::u16_at(p + 2)) << 16);
   }
+  static constexpr int kGroup = 8;
+  ENGINE_HD static void group(const uint8_t* row, int64_t g, float* out) {
+    const uint8_t* p = row + 4 * kGroup * g;
+    ENGINE_UNROLL
+    for (int e = 0; e < kGroup; ++e)
+      out[e] = detail::float_of(detail::u16_at(p + 4 * e) | static_cast<uint32_t>(detail::u16_at(p + 4 * e + 2)) << 16);
+  }
 };
 
 template <>
@@ -85,6 +105,12 @@ struct Weight<DType::F16> {
   static constexpr int kBlockElems = 1;
   static constexpr int kBlockBytes = 2;
   ENGINE_HD static float at(const uint8_t* row, int64_t i) { return half_to_float(detail::u16_at(row + 2 * i)); }
+  static constexpr int kGroup = 8;
+  ENGINE_HD static void group(const uint8_t* row, int64_t g, float* out) {
+    const uint8_t* p = row + 2 * kGroup * g;
+    ENGINE_UNROLL
+    for (int e = 0; e < kGroup; ++e) out[e] = half_to_float(detail::u16_at(p + 2 * e));
+  }
 };
 
 // The upper 16 bits of an f32.
@@ -94,6 +120,12 @@ struct Weight<DType::BF16> {
   static constexpr int kBlockBytes = 2;
   ENGINE_HD static float at(const uint8_t* row, int64_t i) {
     return detail::float_of(static_cast<uint32_t>(detail::u16_at(row + 2 * i)) << 16);
+  }
+  static constexpr int kGroup = 8;
+  ENGINE_HD static void group(const uint8_t* row, int64_t g, float* out) {
+    const uint8_t* p = row + 2 * kGroup * g;
+    ENGINE_UNROLL
+    for (int e = 0; e < kGroup; ++e) out[e] = detail::float_of(static_cast<uint32_t>(detail::u16_at(p + 2 * e)) << 16);
   }
 };
 
@@ -107,6 +139,17 @@ struct Weight<DType::Q4_0> {
     const int j = static_cast<int>(i % kBlockElems);
     const int q = (b[2 + j % 16] >> (4 * (j / 16))) & 15;
     return static_cast<float>(q - 8) * half_to_float(detail::u16_at(b));
+  }
+  static constexpr int kGroup = 32;
+  ENGINE_HD static void group(const uint8_t* row, int64_t g, float* out) {
+    const uint8_t* b = row + g * kBlockBytes;
+    const float d = half_to_float(detail::u16_at(b));
+    ENGINE_UNROLL
+    for (int l = 0; l < 16; ++l) {
+      const int q = b[2 + l];
+      out[l] = static_cast<float>((q & 15) - 8) * d;
+      out[l + 16] = static_cast<float>((q >> 4) - 8) * d;
+    }
   }
 };
 
@@ -122,6 +165,18 @@ struct Weight<DType::Q4_1> {
     const float d = half_to_float(detail::u16_at(b));
     return static_cast<float>(q) * d + half_to_float(detail::u16_at(b + 2));
   }
+  static constexpr int kGroup = 32;
+  ENGINE_HD static void group(const uint8_t* row, int64_t g, float* out) {
+    const uint8_t* b = row + g * kBlockBytes;
+    const float d = half_to_float(detail::u16_at(b));
+    const float m = half_to_float(detail::u16_at(b + 2));
+    ENGINE_UNROLL
+    for (int l = 0; l < 16; ++l) {
+      const int q = b[4 + l];
+      out[l] = static_cast<float>(q & 15) * d + m;
+      out[l + 16] = static_cast<float>(q >> 4) * d + m;
+    }
+  }
 };
 
 // {f16 d; u8 qh[4]; u8 qs[16]}: element j is ((bit j of qh << 4 | nibble) - 16) * d, low nibbles first.
@@ -135,6 +190,18 @@ struct Weight<DType::Q5_0> {
     const int lo = (b[6 + j % 16] >> (4 * (j / 16))) & 15;
     const int hi = (b[2 + j / 8] >> (j % 8)) & 1;
     return static_cast<float>((lo | hi << 4) - 16) * half_to_float(detail::u16_at(b));
+  }
+  static constexpr int kGroup = 32;
+  ENGINE_HD static void group(const uint8_t* row, int64_t g, float* out) {
+    const uint8_t* b = row + g * kBlockBytes;
+    const float d = half_to_float(detail::u16_at(b));
+    const uint32_t qh = b[2] | b[3] << 8 | b[4] << 16 | static_cast<uint32_t>(b[5]) << 24;
+    ENGINE_UNROLL
+    for (int l = 0; l < 16; ++l) {
+      const int q = b[6 + l];
+      out[l] = static_cast<float>(((q & 15) | static_cast<int>((qh >> l) & 1) << 4) - 16) * d;
+      out[l + 16] = static_cast<float>(((q >> 4) | static_cast<int>((qh >> (l + 16)) & 1) << 4) - 16) * d;
+    }
   }
 };
 
@@ -151,6 +218,19 @@ struct Weight<DType::Q5_1> {
     const float d = half_to_float(detail::u16_at(b));
     return static_cast<float>(lo | hi << 4) * d + half_to_float(detail::u16_at(b + 2));
   }
+  static constexpr int kGroup = 32;
+  ENGINE_HD static void group(const uint8_t* row, int64_t g, float* out) {
+    const uint8_t* b = row + g * kBlockBytes;
+    const float d = half_to_float(detail::u16_at(b));
+    const float m = half_to_float(detail::u16_at(b + 2));
+    const uint32_t qh = b[4] | b[5] << 8 | b[6] << 16 | static_cast<uint32_t>(b[7]) << 24;
+    ENGINE_UNROLL
+    for (int l = 0; l < 16; ++l) {
+      const int q = b[8 + l];
+      out[l] = static_cast<float>((q & 15) | static_cast<int>((qh >> l) & 1) << 4) * d + m;
+      out[l + 16] = static_cast<float>((q >> 4) | static_cast<int>((qh >> (l + 16)) & 1) << 4) * d + m;
+    }
+  }
 };
 
 // {f16 d; i8 qs[32]}: element j is qs[j] * d.
@@ -162,6 +242,13 @@ struct Weight<DType::Q8_0> {
     const uint8_t* b = row + i / kBlockElems * kBlockBytes;
     const int j = static_cast<int>(i % kBlockElems);
     return static_cast<float>(static_cast<int8_t>(b[2 + j])) * half_to_float(detail::u16_at(b));
+  }
+  static constexpr int kGroup = 32;
+  ENGINE_HD static void group(const uint8_t* row, int64_t g, float* out) {
+    const uint8_t* b = row + g * kBlockBytes;
+    const float d = half_to_float(detail::u16_at(b));
+    ENGINE_UNROLL
+    for (int l = 0; l < 32; ++l) out[l] = static_cast<float>(static_cast<int8_t>(b[2 + l])) * d;
   }
 };
 
@@ -178,6 +265,22 @@ struct Weight<DType::Q2_K> {
     const float d = half_to_float(detail::u16_at(b + 80));
     const float dmin = half_to_float(detail::u16_at(b + 82));
     return detail::k_elem(d, sc & 15, q, dmin, sc >> 4);
+  }
+  // Sub-block sb: bits 2 (sb % 4) of qs[32 (sb / 4) + l]; scales[2 sb] for l < 16, scales[2 sb + 1] after.
+  static constexpr int kGroup = 32;
+  ENGINE_HD static void group(const uint8_t* row, int64_t g, float* out) {
+    const uint8_t* b = row + g / 8 * kBlockBytes;
+    const int sb = static_cast<int>(g % 8), shift = 2 * (sb % 4);
+    const uint8_t* qs = b + 16 + 32 * (sb / 4);
+    const float d = half_to_float(detail::u16_at(b + 80));
+    const float dmin = half_to_float(detail::u16_at(b + 82));
+    ENGINE_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      const int sc = b[2 * sb + h];
+      const float ds = d * static_cast<float>(sc & 15), dm = dmin * static_cast<float>(sc >> 4);
+      ENGINE_UNROLL
+      for (int l = 16 * h; l < 16 * h + 16; ++l) out[l] = ds * static_cast<float>((qs[l] >> shift) & 3) - dm;
+    }
   }
 };
 
@@ -198,6 +301,27 @@ struct Weight<DType::Q3_K> {
     const int sc = (sc_lo | sc_hi << 4) - 32;
     return d * static_cast<float>(sc) * static_cast<float>((lo | hi << 2) - 4);
   }
+  // Sub-block sb: bits 2 (sb % 4) of qs[32 (sb / 4) + l], bit sb of hmask[l]; six-bit scales 2 sb and
+  // 2 sb + 1 for the two halves.
+  static constexpr int kGroup = 32;
+  ENGINE_HD static void group(const uint8_t* row, int64_t g, float* out) {
+    const uint8_t* b = row + g / 8 * kBlockBytes;
+    const int sb = static_cast<int>(g % 8), shift = 2 * (sb % 4);
+    const uint8_t* qs = b + 32 + 32 * (sb / 4);
+    const float d = half_to_float(detail::u16_at(b + 108));
+    ENGINE_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      const int s = 2 * sb + h;
+      const int sc_lo = (b[96 + s % 8] >> (4 * (s / 8))) & 15;
+      const int sc_hi = (b[104 + s % 4] >> (2 * (s / 4))) & 3;
+      const float ds = d * static_cast<float>((sc_lo | sc_hi << 4) - 32);
+      ENGINE_UNROLL
+      for (int l = 16 * h; l < 16 * h + 16; ++l) {
+        const int q = ((qs[l] >> shift) & 3) | ((b[l] >> sb) & 1) << 2;
+        out[l] = ds * static_cast<float>(q - 4);
+      }
+    }
+  }
 };
 
 // {f16 d, dmin; u8 scales[12]; u8 qs[128]}: element 64k + l is the low nibble of qs[32k + l], 64k + 32 + l the high.
@@ -214,6 +338,19 @@ struct Weight<DType::Q4_K> {
     const float d = half_to_float(detail::u16_at(b));
     const float dmin = half_to_float(detail::u16_at(b + 2));
     return detail::k_elem(d, sc, q, dmin, m);
+  }
+  // Sub-block sb: nibble sb % 2 of qs[32 (sb / 2) + l].
+  static constexpr int kGroup = 32;
+  ENGINE_HD static void group(const uint8_t* row, int64_t g, float* out) {
+    const uint8_t* b = row + g / 8 * kBlockBytes;
+    const int sb = static_cast<int>(g % 8), shift = 4 * (sb % 2);
+    const uint8_t* qs = b + 16 + 32 * (sb / 2);
+    int sc, m;
+    detail::scale_min_k4(b + 4, sb, sc, m);
+    const float ds = half_to_float(detail::u16_at(b)) * static_cast<float>(sc);
+    const float dm = half_to_float(detail::u16_at(b + 2)) * static_cast<float>(m);
+    ENGINE_UNROLL
+    for (int l = 0; l < 32; ++l) out[l] = ds * static_cast<float>((qs[l] >> shift) & 15) - dm;
   }
 };
 
@@ -233,6 +370,22 @@ struct Weight<DType::Q5_K> {
     const float dmin = half_to_float(detail::u16_at(b + 2));
     return detail::k_elem(d, sc, lo | hi << 4, dmin, m);
   }
+  // Sub-block sb: nibble sb % 2 of qs[32 (sb / 2) + l] | bit sb of qh[l] << 4.
+  static constexpr int kGroup = 32;
+  ENGINE_HD static void group(const uint8_t* row, int64_t g, float* out) {
+    const uint8_t* b = row + g / 8 * kBlockBytes;
+    const int sb = static_cast<int>(g % 8), shift = 4 * (sb % 2);
+    const uint8_t* qs = b + 48 + 32 * (sb / 2);
+    int sc, m;
+    detail::scale_min_k4(b + 4, sb, sc, m);
+    const float ds = half_to_float(detail::u16_at(b)) * static_cast<float>(sc);
+    const float dm = half_to_float(detail::u16_at(b + 2)) * static_cast<float>(m);
+    ENGINE_UNROLL
+    for (int l = 0; l < 32; ++l) {
+      const int q = ((qs[l] >> shift) & 15) | ((b[16 + l] >> sb) & 1) << 4;
+      out[l] = ds * static_cast<float>(q) - dm;
+    }
+  }
 };
 
 // {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d}: element 128n + 32k + l is (nibble k / 2 of
@@ -249,6 +402,26 @@ struct Weight<DType::Q6_K> {
     const int sc = static_cast<int8_t>(b[192 + j / 16]);
     const float d = half_to_float(detail::u16_at(b + 208));
     return d * static_cast<float>(sc) * static_cast<float>((lo | hi << 4) - 32);
+  }
+  // Sub-block sb = 4n + k: nibble k / 2 of ql[64n + 32 (k % 2) + l] | bits 2k of qh[32n + l] << 4;
+  // scales[2 sb] for l < 16, scales[2 sb + 1] after.
+  static constexpr int kGroup = 32;
+  ENGINE_HD static void group(const uint8_t* row, int64_t g, float* out) {
+    const uint8_t* b = row + g / 8 * kBlockBytes;
+    const int sb = static_cast<int>(g % 8), n = sb / 4, k = sb % 4;
+    const uint8_t* ql = b + 64 * n + 32 * (k % 2);
+    const uint8_t* qh = b + 128 + 32 * n;
+    const int lo_shift = 4 * (k / 2), hi_shift = 2 * k;
+    const float d = half_to_float(detail::u16_at(b + 208));
+    ENGINE_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      const float ds = d * static_cast<float>(static_cast<int8_t>(b[192 + 2 * sb + h]));
+      ENGINE_UNROLL
+      for (int l = 16 * h; l < 16 * h + 16; ++l) {
+        const int q = ((ql[l] >> lo_shift) & 15) | ((qh[l] >> hi_shift) & 3) << 4;
+        out[l] = ds * static_cast<float>(q - 32);
+      }
+    }
   }
 };
 

@@ -1,8 +1,8 @@
 // MUL_MAT: dst[r, c] = dot(src0 row r, src1 row c) over k = ne0, src0's batches broadcast over
-// src1's (dims 2 and 3), the weights dequantized on the fly (dequant.cuh). Few columns
-// (decode): a warp a row, its lanes striding k, up to kVecCols columns sharing each weight.
-// Many (prefill): 64 x 64 output tiles, each weight dequantized into shared memory once per
-// 64 columns.
+// src1's (dims 2 and 3), the weights dequantized on the fly a group at a time (dequant.cuh).
+// Few columns (decode): a warp a row, its lanes taking whole groups, up to kVecCols columns
+// sharing each. Many (prefill): 64 x 64 output tiles, each weight dequantized into shared
+// memory once per 64 columns.
 #include "cuda/common.cuh"
 
 namespace engine::cuda {
@@ -30,8 +30,29 @@ __device__ __forceinline__ float act_at(const TensorArg& x, int64_t i, int64_t c
   return *reinterpret_cast<const float*>(element(x, i, c, b.i12, b.i13));
 }
 
+// Element i0 .. i0 + n - 1 of column c, four at a time where the column is dense and aligned.
+template <int kN>
+__device__ __forceinline__ float dot_column(const float (&w)[kN], const TensorArg& x, int64_t i0, int64_t c, const Batch& b) {
+  const char* a = element(x, i0, c, b.i12, b.i13);
+  float sum = 0.0f;
+  if (x.nb[0] == sizeof(float) && reinterpret_cast<uintptr_t>(a) % 16 == 0) {
+#pragma unroll
+    for (int e = 0; e < kN; e += 4) {
+      const float4 v = *reinterpret_cast<const float4*>(a + e * sizeof(float));
+      sum += w[e] * v.x + w[e + 1] * v.y + w[e + 2] * v.z + w[e + 3] * v.w;
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < kN; ++e) sum += w[e] * *reinterpret_cast<const float*>(a + e * x.nb[0]);
+  }
+  return sum;
+}
+
+// A warp a row: each lane dequantizes whole groups of the row (Weight<T>::group), lane l taking
+// groups l, l + 32, ..., each group once for all the block's columns.
 template <DType T, int kCols>
 __global__ void mul_mat_vec_kernel(TensorArg w, TensorArg x, TensorArg dst) {
+  using W = Weight<T>;
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
   const int64_t r = static_cast<int64_t>(blockIdx.x) * kVecWarps + warp;
   if (r >= dst.ne[0]) return;
@@ -39,10 +60,17 @@ __global__ void mul_mat_vec_kernel(TensorArg w, TensorArg x, TensorArg dst) {
   const int n = static_cast<int>(min(static_cast<int64_t>(kCols), dst.ne[1] - c0));
   const Batch b = batch_of(w, dst, blockIdx.z);
   const auto* row = reinterpret_cast<const uint8_t*>(element(w, 0, r, b.i02, b.i03));
-  const int64_t k = w.ne[0];
+  const int64_t k = w.ne[0], groups = k / W::kGroup;
   float sums[kCols] = {};
-  for (int64_t i = lane; i < k; i += kWarp) {
-    const float wv = Weight<T>::at(row, i);
+  for (int64_t g = lane; g < groups; g += kWarp) {
+    float wv[W::kGroup];
+    W::group(row, g, wv);
+#pragma unroll
+    for (int c = 0; c < kCols; ++c)
+      if (c < n) sums[c] += dot_column(wv, x, g * W::kGroup, c0 + c, b);
+  }
+  for (int64_t i = groups * W::kGroup + lane; i < k; i += kWarp) {  // a float row's tail
+    const float wv = W::at(row, i);
 #pragma unroll
     for (int c = 0; c < kCols; ++c)
       if (c < n) sums[c] += wv * act_at(x, i, c0 + c, b);
@@ -56,6 +84,8 @@ __global__ void mul_mat_vec_kernel(TensorArg w, TensorArg x, TensorArg dst) {
 
 template <DType T>
 __global__ void mul_mat_tiled_kernel(TensorArg w, TensorArg x, TensorArg dst) {
+  using W = Weight<T>;
+  static_assert(kTileK % W::kGroup == 0);
   // k-major, padded by one so that a warp's stores along k hit different banks
   __shared__ float tile_w[kTileK][kTile + 1];
   __shared__ float tile_x[kTileK][kTile + 1];
@@ -65,11 +95,24 @@ __global__ void mul_mat_tiled_kernel(TensorArg w, TensorArg x, TensorArg dst) {
   const int tid = threadIdx.x, rows_at = (tid / 16) * 4, cols_at = (tid % 16) * 4;
   float sums[4][4] = {};
   for (int64_t k0 = 0; k0 < k; k0 += kTileK) {
+    // The weights a group at a time; rows and columns past the end read the last one, so every
+    // load stays in the tensor.
+    constexpr int kGroups = kTileK / W::kGroup;
+    for (int e = tid; e < kTile * kGroups; e += kTileThreads) {
+      const int t = e / kGroups, first = (e % kGroups) * W::kGroup;
+      const auto* row = reinterpret_cast<const uint8_t*>(element(w, 0, min(r0 + t, rows - 1), b.i02, b.i03));
+      float wv[W::kGroup];
+      if (k0 + first + W::kGroup <= k) {
+        W::group(row, (k0 + first) / W::kGroup, wv);
+      } else {
+#pragma unroll
+        for (int j = 0; j < W::kGroup; ++j) wv[j] = k0 + first + j < k ? W::at(row, k0 + first + j) : 0.0f;
+      }
+#pragma unroll
+      for (int j = 0; j < W::kGroup; ++j) tile_w[first + j][t] = wv[j];
+    }
     for (int e = tid; e < kTile * kTileK; e += kTileThreads) {
       const int t = e / kTileK, kk = e % kTileK;
-      // Rows and columns past the end read the last one, so every load stays in the tensor.
-      const auto* row = reinterpret_cast<const uint8_t*>(element(w, 0, min(r0 + t, rows - 1), b.i02, b.i03));
-      tile_w[kk][t] = k0 + kk < k ? Weight<T>::at(row, k0 + kk) : 0.0f;
       tile_x[kk][t] = k0 + kk < k ? act_at(x, k0 + kk, min(c0 + t, cols - 1), b) : 0.0f;
     }
     __syncthreads();

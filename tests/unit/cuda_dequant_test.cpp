@@ -51,6 +51,35 @@ void expect_matches_cpu(const std::vector<uint8_t>& row, const std::string& what
   }
 }
 
+// Expects Weight<T>::group to give at()'s value for every element of every group of `row` (placed at
+// byte 2 of its buffer, as above), n elements long.
+template <DType T>
+void expect_groups_match_at(const std::vector<uint8_t>& row, int64_t n, const std::string& what) {
+  using W = engine::cuda::Weight<T>;
+  std::vector<uint8_t> buf(row.size() + 2);
+  std::memcpy(buf.data() + 2, row.data(), row.size());
+  const uint8_t* r = buf.data() + 2;
+  for (int64_t g = 0; g < n / W::kGroup; ++g) {
+    float out[W::kGroup + 1];
+    out[W::kGroup] = 12345.0f;  // a guard: group() writes kGroup elements, no more
+    W::group(r, g, out);
+    for (int e = 0; e < W::kGroup; ++e) {
+      const int64_t i = W::kGroup * g + e;
+      const float want = W::at(r, i);
+      if (!same(out[e], want)) {
+        ADD_FAILURE() << engine::dtype_name(T) << " " << what << ": group " << g << " element " << e << " is "
+                      << out[e] << " (bits 0x" << std::hex << std::bit_cast<uint32_t>(out[e]) << "), at(" << std::dec
+                      << i << ") gives " << want << " (bits 0x" << std::hex << std::bit_cast<uint32_t>(want) << ")";
+        return;
+      }
+    }
+    if (out[W::kGroup] != 12345.0f) {
+      ADD_FAILURE() << engine::dtype_name(T) << " " << what << ": group " << g << " wrote past kGroup elements";
+      return;
+    }
+  }
+}
+
 // Float rows worth quantizing: ordinary, tiny and large scales, zeros, an outlier, and magnitudes
 // that overflow f16 (infinite scales in the quantized blocks).
 std::vector<std::pair<std::string, std::vector<float>>> float_rows(int64_t n) {
@@ -71,8 +100,8 @@ std::vector<std::pair<std::string, std::vector<float>>> float_rows(int64_t n) {
 
 template <DType T>
 std::vector<uint8_t> quantized(const std::vector<float>& x) {
-  std::vector<uint8_t> q(engine::row_bytes(T, kRowElems<T>));
-  engine::quantize_row(T, x.data(), q.data(), kRowElems<T>);
+  std::vector<uint8_t> q(engine::row_bytes(T, static_cast<int64_t>(x.size())));
+  engine::quantize_row(T, x.data(), q.data(), static_cast<int64_t>(x.size()));
   return q;
 }
 
@@ -131,4 +160,25 @@ TYPED_TEST(CudaDequantWeight, MatchesDequantizeRowOnRandomBytes) {
   for (uint32_t seed = 1; seed <= 8; ++seed)
     expect_matches_cpu<T>(random_bytes(engine::row_bytes(T, kRowElems<T>), seed),
                           "random bytes seed " + std::to_string(seed));
+}
+
+// Elements per group() test row: whole groups, several blocks (six F32/F16/BF16 groups, as kRowElems'
+// 45 is not a whole number of them).
+template <DType T>
+constexpr int64_t kGroupRowElems = engine::cuda::Weight<T>::kBlockElems == 1 ? 48 : kRowElems<T>;
+
+TYPED_TEST(CudaDequantWeight, GroupMatchesAt) {
+  constexpr DType T = TypeParam::value;
+  using W = engine::cuda::Weight<T>;
+  static_assert(W::kBlockElems % W::kGroup == 0 || W::kGroup % W::kBlockElems == 0);
+  EXPECT_EQ(W::kGroup, W::kBlockElems == 1 ? 8 : 32);
+  if (W::kBlockElems > 1) {
+    EXPECT_EQ(W::kBlockElems % W::kGroup, 0);
+  }
+  constexpr int64_t n = kGroupRowElems<T>;
+  ASSERT_EQ(n % W::kGroup, 0);
+  for (const auto& [what, x] : float_rows(n)) expect_groups_match_at<T>(quantized<T>(x), n, what);
+  for (uint32_t seed = 1; seed <= 8; ++seed)
+    expect_groups_match_at<T>(random_bytes(engine::row_bytes(T, n), seed), n,
+                              "random bytes seed " + std::to_string(seed));
 }
