@@ -10,13 +10,13 @@ fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
 args=(-m "$dir/m.gguf" -p 16 -n 8 -r 2 -t 2)
 
 md=$(timeout 120 "$bench" "${args[@]}" -o md) || fail "md run exited $?"
-header='^\| model +\| +size \| +params \| backend +\| threads \| +test \| +t/s \| roofline \|$'
+header='^\| model +\| +size \| +params \| backend +\| threads \| +test \| +t/s \| predicted \| roofline \|$'
 grep -Eq "$header" <<<"$md" || fail "md header: $md"
-grep -Eq '^\| llama [0-9]+K Q8_0 +\| +[0-9.]+ MiB \| +[0-9.]+ K \| CPU +\| +2 \| +pp16 \| +[0-9.]+ ± [0-9.]+ \| +\|$' \
+grep -Eq '^\| llama [0-9]+K Q8_0 +\| +[0-9.]+ MiB \| +[0-9.]+ K \| CPU +\| +2 \| +pp16 \| +[0-9.]+ ± [0-9.]+ \| +[0-9.]+ \| +\|$' \
   <<<"$md" || fail "md pp16 row: $md"
-grep -Eq '^\| llama .*\| +tg8 \| +[0-9.]+ ± [0-9.]+ \| +[0-9.]+ % \|$' <<<"$md" || fail "md tg8 row: $md"
+grep -Eq '^\| llama .*\| +tg8 \| +[0-9.]+ ± [0-9.]+ \| +[0-9.]+ \| +[0-9.]+ % \|$' <<<"$md" || fail "md tg8 row: $md"
 grep -Eq '^dtype mix of llama .*q8_0 [0-9.]+ %' <<<"$md" || fail "md dtype mix footer: $md"
-grep -Eq '^memory bandwidth .*: [0-9.]+ GB/s' <<<"$md" || fail "md bandwidth footer: $md"
+grep -Eq '^hardware profile cpu-local \(.*\): [0-9.]+ GB/s, [0-9.]+ TFLOP/s f32; predicted = ' <<<"$md" || fail "md hardware footer: $md"
 
 timeout 120 "$bench" "${args[@]}" --depth 0,4 -o json > "$dir/out.json" || fail "json run exited $?"
 python3 - "$dir/out.json" <<'PY' || fail "json structure"
@@ -25,11 +25,13 @@ records = json.load(open(sys.argv[1]))
 assert [r["test"] for r in records] == ["pp16", "tg8", "tg8 @ d4"], records
 for r in records:
     for key in ("model_path", "model_desc", "model_size", "model_params", "dtype_mix", "backend", "threads",
-                "kv_type", "n_prompt", "n_gen", "n_depth", "avg_ts", "stddev_ts", "samples_ts", "bandwidth_gbs"):
+                "kv_type", "n_prompt", "n_gen", "n_depth", "avg_ts", "stddev_ts", "samples_ts", "bandwidth_gbs",
+                "predicted_ts", "hardware"):
         assert key in r, (key, r)
     assert len(r["samples_ts"]) == 2 and all(v > 0 for v in r["samples_ts"]), r
     assert abs(sum(d["share"] for d in r["dtype_mix"]) - 1) < 1e-9, r["dtype_mix"]
     assert r["dtype_mix"][0]["type"] == "q8_0", r["dtype_mix"]
+    assert r["predicted_ts"] > 0 and r["hardware"] == "cpu-local", r
 gen = [r for r in records if r["n_gen"]]
 assert all(r["decode_step_bytes"] > 0 and r["roofline_fraction"] > 0 for r in gen), gen
 assert gen[1]["decode_step_bytes"] >= gen[0]["decode_step_bytes"], gen
@@ -45,6 +47,7 @@ assert [r["test"] for r in rows] == ["pp16", "tg8"], rows
 for r in rows:
     assert len(r["samples_ts"].split(";")) == 2 and float(r["avg_ts"]) > 0, r
 assert rows[0]["roofline_fraction"] == "" and float(rows[1]["roofline_fraction"]) > 0, rows
+assert all(float(r["predicted_ts"]) > 0 and r["hardware"] == "cpu-local" for r in rows), rows
 print("csv ok:", list(rows[0].keys()))
 PY
 

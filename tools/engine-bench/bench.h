@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cost/hardware.h"
 #include "engine/dtype.h"
 #include "engine/model.h"
 #include "engine/session.h"
@@ -74,7 +75,8 @@ struct TestResult {
   double mean_ts = 0;
   double stddev_ts = 0;            // sample standard deviation; 0 for one repetition
   double step_bytes = 0;           // tg: bytes one decode step reads and writes (cost model)
-  double roofline_fraction = 0;    // tg: step_bytes * mean_ts / measured bandwidth
+  double roofline_fraction = 0;    // tg: step_bytes * mean_ts / the profile's bandwidth
+  double predicted_ts = 0;         // tokens per second the roofline predicts (cost::predict, default model)
   engine::MemoryUse memory;        // the session's own bytes: what changes with the length
   size_t peak_rss = 0;             // process high-water mark (VmHWM) after the test
 };
@@ -86,14 +88,14 @@ bool reset_peak_rss();
 
 // Runs `test` opt.reps times after one warm-up on a session of the model. Throws
 // engine::Error when the session's context cannot hold the test.
-TestResult run_test(engine::Session& session, const BenchTest& test, const BenchOptions& opt, double bandwidth_gbs);
+TestResult run_test(engine::Session& session, const BenchTest& test, const BenchOptions& opt, const cost::HardwareProfile& hw);
 
 // What every report gets besides the rows.
 struct BenchContext {
   std::string backend;  // the backend's own name ("CPU")
   int threads = 0;
   engine::DType kv_type = engine::DType::F16;
-  double bandwidth_gbs = 0;  // measured by cost::measure_local_cpu(threads)
+  cost::HardwareProfile hardware;  // the device's profile (cost::hardware_name_for): roofline and predictions
   bool sweeping = false;
   bool peak_rss_resets = false;  // sweeping: the peak RSS was reset before each point
 };

@@ -41,8 +41,8 @@ engine::SessionParams session_params(const BenchOptions& opt, int64_t n_ctx) {
   return params;
 }
 
-TestResult measure(engine::Session& session, const BenchTest& t, const BenchOptions& opt, double bandwidth_gbs) {
-  TestResult r = run_test(session, t, opt, bandwidth_gbs);
+TestResult measure(engine::Session& session, const BenchTest& t, const BenchOptions& opt, const cost::HardwareProfile& hw) {
+  TestResult r = run_test(session, t, opt, hw);
   r.memory = session.memory();
   r.peak_rss = peak_rss_bytes();
   return r;
@@ -67,10 +67,9 @@ void run(const BenchOptions& opt, const std::string& format) {
   context.kv_type = opt.kv_type;
   context.backend = opt.backend;
   context.sweeping = opt.sweeping();
-  // The bandwidth probe serves the tg rows' roofline only; its buffer is freed and the peak RSS
-  // reset after it, so the peak reported is the model's, not the probe's.
-  if (std::any_of(tests.begin(), tests.end(), [](const BenchTest& t) { return t.kind == BenchTest::Kind::kGen; }))
-    context.bandwidth_gbs = cost::hardware_profile(cost::hardware_name_for(engine::device_info(opt.backend, opt.device)), opt.threads).mem_bw_gbs;
+  // The profile of the device (on the CPU, a probe of its bandwidth and FMA rate, whose buffer is
+  // freed and the peak RSS reset after it, so the peak reported is the model's, not the probe's).
+  context.hardware = cost::hardware_profile(cost::hardware_name_for(engine::device_info(opt.backend, opt.device)), opt.threads);
   context.peak_rss_resets = reset_peak_rss();
   const auto report = make_report(format, std::cout, context);
   std::vector<BenchRecord> records;
@@ -84,13 +83,13 @@ void run(const BenchOptions& opt, const std::string& format) {
       for (const BenchTest& t : tests) {
         const auto session = engine::Session::create(path, session_params(opt, opt.n_ctx > 0 ? opt.n_ctx : t.positions()));
         if (context.peak_rss_resets) reset_peak_rss();
-        keep(describe_model(*session, path), measure(*session, t, opt, context.bandwidth_gbs));
+        keep(describe_model(*session, path), measure(*session, t, opt, context.hardware));
       }
       continue;
     }
     const auto session = engine::Session::create(path, session_params(opt, opt.n_ctx));
     const ModelInfo info = describe_model(*session, path);
-    for (const BenchTest& t : tests) keep(info, measure(*session, t, opt, context.bandwidth_gbs));
+    for (const BenchTest& t : tests) keep(info, measure(*session, t, opt, context.hardware));
   }
   report->finish();
   if (!opt.report_html.empty()) write_report_file(opt.report_html, records, context);

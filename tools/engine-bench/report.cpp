@@ -43,16 +43,16 @@ class MarkdownReport : public BenchReport {
   }
   void add(const ModelInfo& m, const TestResult& r) override {
     if (models_.empty()) {  // the header with the first row: a run that fails before any prints nothing
-      out_ << fmt::format("| {:<30} | {:>10} | {:>10} | {:<10} | {:>7} | {:>13} | {:>20} | {:>8} |\n", "model", "size",
-                          "params", "backend", "threads", "test", "t/s", "roofline");
-      out_ << fmt::format("| {:-<30} | {:->9}: | {:->9}: | {:-<10} | {:->6}: | {:->12}: | {:->19}: | {:->7}: |\n", "",
-                          "", "", "", "", "", "", "");
+      out_ << fmt::format("| {:<30} | {:>10} | {:>10} | {:<10} | {:>7} | {:>13} | {:>20} | {:>9} | {:>8} |\n", "model",
+                          "size", "params", "backend", "threads", "test", "t/s", "predicted", "roofline");
+      out_ << fmt::format("| {:-<30} | {:->9}: | {:->9}: | {:-<10} | {:->6}: | {:->12}: | {:->19}: | {:->8}: | {:->7}: |\n",
+                          "", "", "", "", "", "", "", "", "");
     }
     if (seen_.insert(m.path).second) models_.push_back(m);
     const std::string roofline = is_gen(r) ? fmt::format("{:.1f} %", 100 * r.roofline_fraction) : "";
-    out_ << fmt::format("| {:<30} | {:>10} | {:>10} | {:<10} | {:>7} | {:>13} | {:>20} | {:>8} |\n", m.description,
-                        size_text(m.size_bytes), params_text(m.params), backend_, c_.threads, r.test.name(),
-                        fmt::format("{:.2f} ± {:.2f}", r.mean_ts, r.stddev_ts), roofline);
+    out_ << fmt::format("| {:<30} | {:>10} | {:>10} | {:<10} | {:>7} | {:>13} | {:>20} | {:>9.2f} | {:>8} |\n",
+                        m.description, size_text(m.size_bytes), params_text(m.params), backend_, c_.threads,
+                        r.test.name(), fmt::format("{:.2f} ± {:.2f}", r.mean_ts, r.stddev_ts), r.predicted_ts, roofline);
     out_.flush();  // a row as soon as it is measured, as llama-bench does
   }
   void finish() override {
@@ -66,11 +66,12 @@ class MarkdownReport : public BenchReport {
                             "llama.cpp quantizes them (CPU: AMX tiles; ENGINE_CPU_AMX=0 gives llama.cpp's order)\n",
                             fmt::join(float_acts, ", "));
     }
-    if (c_.bandwidth_gbs > 0)  // measured only for tg tests
-      out_ << fmt::format(
-          "memory bandwidth measured on the spot (cpu-local, {} threads): {:.1f} GB/s; roofline = bytes a decode step "
-          "reads and writes (cost model, weights + KV cache at that depth) x t/s / bandwidth\n",
-          c_.threads, c_.bandwidth_gbs);
+    const cost::HardwareProfile& hw = c_.hardware;
+    out_ << fmt::format("hardware profile {} ({}): {:.1f} GB/s, {:.2f} TFLOP/s f32; predicted = t/s of the cost model's "
+                        "roofline on it (each node the slower of its bytes at that bandwidth and its arithmetic at its "
+                        "class's peak; no per-op overhead); roofline = bytes a decode step reads and writes (weights + "
+                        "KV cache at that depth) x t/s / bandwidth\n",
+                        hw.name, hw.description, hw.mem_bw_gbs, hw.peak_tflops_f32);
   }
 
  private:
@@ -128,16 +129,16 @@ class CsvReport : public BenchReport {
   void add(const ModelInfo& m, const TestResult& r) override {
     if (!started_)
       out_ << "model_path,model_desc,model_size,model_params,dtype_mix,backend,threads,kv_type,n_prompt,n_gen,n_depth,"
-              "test,reps,avg_ts,stddev_ts,samples_ts,decode_step_bytes,bandwidth_gbs,roofline_fraction,weights_bytes,"
-              "kv_cache_bytes,compute_buffer_bytes,peak_rss\n";
+              "test,reps,avg_ts,stddev_ts,samples_ts,predicted_ts,hardware,decode_step_bytes,bandwidth_gbs,roofline_fraction,"
+              "weights_bytes,kv_cache_bytes,compute_buffer_bytes,peak_rss\n";
     started_ = true;
     const bool gen = is_gen(r);
-    out_ << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(m.path),
+    out_ << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(m.path),
                         csv_field(m.description), m.size_bytes, m.params, dtype_mix_text(m, false),
                         c_.backend, c_.threads, engine::dtype_name(c_.kv_type), gen ? 0 : r.test.n_tokens,
                         gen ? r.test.n_tokens : 0, r.test.depth, r.test.name(), r.samples_ts.size(), r.mean_ts,
-                        r.stddev_ts, fmt::join(r.samples_ts, ";"), gen ? fmt::format("{}", r.step_bytes) : "",
-                        c_.bandwidth_gbs > 0 ? fmt::format("{}", c_.bandwidth_gbs) : "",
+                        r.stddev_ts, fmt::join(r.samples_ts, ";"), r.predicted_ts, csv_field(c_.hardware.name),
+                        gen ? fmt::format("{}", r.step_bytes) : "", c_.hardware.mem_bw_gbs,
                         gen ? fmt::format("{}", r.roofline_fraction) : "", r.memory.weights, r.memory.kv_cache,
                         r.memory.compute_buffer, r.peak_rss);
     out_.flush();
@@ -186,7 +187,9 @@ nlohmann::json test_record(const ModelInfo& m, const TestResult& r, const BenchC
       {"stddev_ts", r.stddev_ts},
       {"samples_ts", r.samples_ts},
       {"decode_step_bytes", gen ? nlohmann::json(r.step_bytes) : nlohmann::json()},
-      {"bandwidth_gbs", c.bandwidth_gbs > 0 ? nlohmann::json(c.bandwidth_gbs) : nlohmann::json()},
+      {"predicted_ts", r.predicted_ts},
+      {"hardware", c.hardware.name},
+      {"bandwidth_gbs", c.hardware.mem_bw_gbs},
       {"roofline_fraction", gen ? nlohmann::json(r.roofline_fraction) : nlohmann::json()},
       {"weights_bytes", r.memory.weights},
       {"kv_cache_bytes", r.memory.kv_cache},

@@ -8,6 +8,7 @@
 
 #include "bench.h"
 #include "cost/cost.h"
+#include "cost/roofline.h"
 #include "engine/arch.h"
 #include "engine/error.h"
 
@@ -66,17 +67,37 @@ double time_once(engine::Session& session, const BenchTest& test, std::mt19937& 
   return seconds_since(t0);
 }
 
-// Bytes the decode step halfway through the test reads and writes, by the default cost model.
-double decode_step_bytes(const engine::Session& session, const BenchTest& test, engine::DType kv_type) {
+// A step of the session's model by the default cost model on `hw`: its predicted seconds, and
+// the bytes it reads and writes. (The cost's nodes point into the step graph: predicted here.)
+struct StepPrediction {
+  double seconds, bytes;
+};
+StepPrediction predict_step(const engine::Session& session, engine::DType kv_type, const cost::HardwareProfile& hw,
+                            int64_t n_tokens, int64_t n_past) {
   engine::KVCache kv(session.model().hparams(), session.n_ctx(), kv_type);
-  const int64_t n_past = std::max<int64_t>(test.depth, 1) + test.n_tokens / 2;
-  const engine::StepGraph step = engine::build_step_graph(session.model(), kv, engine::StepShape{1, n_past, 1});
-  return cost::analyze(*step.graph, cost::CostModel::kDefault).total.bytes();
+  const engine::StepGraph step = engine::build_step_graph(session.model(), kv, engine::StepShape{n_tokens, n_past, 1});
+  const cost::GraphCost graph_cost = cost::analyze(*step.graph, cost::CostModel::kDefault);
+  return {cost::predict(graph_cost, hw).total_s, graph_cost.total.bytes()};
+}
+
+// The test's predicted seconds: a prompt as the session runs it, in steps of n_ubatch tokens;
+// decode as n_tokens times the step halfway through (whose bytes also go to `decode_bytes`).
+double predicted_seconds(const engine::Session& session, const BenchTest& test, engine::DType kv_type,
+                         const cost::HardwareProfile& hw, double& decode_bytes) {
+  if (test.kind == BenchTest::Kind::kPrompt) {
+    double seconds = 0;
+    for (int64_t done = 0; done < test.n_tokens; done += session.params().n_ubatch)
+      seconds += predict_step(session, kv_type, hw, std::min(session.params().n_ubatch, test.n_tokens - done), done).seconds;
+    return seconds;
+  }
+  const StepPrediction step = predict_step(session, kv_type, hw, 1, std::max<int64_t>(test.depth, 1) + test.n_tokens / 2);
+  decode_bytes = step.bytes;
+  return step.seconds * static_cast<double>(test.n_tokens);
 }
 
 }  // namespace
 
-TestResult run_test(engine::Session& session, const BenchTest& test, const BenchOptions& opt, double bandwidth_gbs) {
+TestResult run_test(engine::Session& session, const BenchTest& test, const BenchOptions& opt, const cost::HardwareProfile& hw) {
   if (test.positions() > session.n_ctx())
     throw engine::Error(fmt::format("{} needs {} context positions but the context holds {} (see -c)", test.name(),
                                     test.positions(), session.n_ctx()));
@@ -93,9 +114,7 @@ TestResult run_test(engine::Session& session, const BenchTest& test, const Bench
     for (double v : r.samples_ts) sq += (v - r.mean_ts) * (v - r.mean_ts);
     r.stddev_ts = std::sqrt(sq / (n - 1));
   }
-  if (test.kind == BenchTest::Kind::kGen) {
-    r.step_bytes = decode_step_bytes(session, test, opt.kv_type);
-    r.roofline_fraction = r.step_bytes * r.mean_ts / (bandwidth_gbs * 1e9);
-  }
+  r.predicted_ts = static_cast<double>(test.n_tokens) / predicted_seconds(session, test, opt.kv_type, hw, r.step_bytes);
+  if (test.kind == BenchTest::Kind::kGen) r.roofline_fraction = r.step_bytes * r.mean_ts / (hw.mem_bw_gbs * 1e9);
   return r;
 }
