@@ -1,6 +1,8 @@
 // The "cpu-local" profile: a short probe of this machine's read bandwidth and FP32 FMA rate.
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -14,8 +16,11 @@
 #endif
 
 #include "cost/hardware.h"
+#include "engine/backend.h"
 #include "engine/error.h"
+#include "engine/graph.h"
 #include "engine/host_memory.h"
+#include "engine/plan.h"
 
 namespace cost {
 namespace {
@@ -200,6 +205,40 @@ double measure_fma_tflops(int threads, const FmaKernel& kernel) {
   return flops / best / 1e12;
 }
 
+// The CPU backend's cost of an op besides its work: node dispatch and the thread pool's fork
+// and join, which every multiply pays (smaller ops run on one thread and pay less). A chain of
+// kChain 16 x 16 multiplies of one column, each its own node, computed whole through the
+// Backend API; the best of a few passes, per node.
+double measure_op_overhead_us(int threads) {
+  constexpr int kChain = 256;
+  constexpr int64_t kElements = 16;
+  engine::Graph g;
+  engine::Tensor* w = g.new_tensor_2d(engine::DType::F32, kElements, kElements, "w");
+  engine::Tensor* x = g.new_tensor_1d(engine::DType::F32, kElements, "x");
+  w->flags = engine::kInput;
+  x->flags = engine::kInput;
+  engine::Tensor* y = x;
+  for (int i = 0; i < kChain; ++i) y = g.mul_mat(w, y);
+  y->flags |= engine::kOutput;
+  g.expand(y);
+  const auto backend = engine::make_backend("cpu", engine::BackendParams{0, threads});
+  backend->allocate(g, engine::Plan::make(g));
+  const std::vector<float> ones(kElements * kElements, 1.0f / kElements);
+  backend->set_input(*w, ones.data(), ones.size() * sizeof(float));
+  backend->set_input(*x, ones.data(), kElements * sizeof(float));
+  backend->compute(g, nullptr);  // warm-up: wakes the thread pool
+  double best = 1e30;
+  for (int pass = 0; pass < 3 * kPasses; ++pass) {
+    const auto start = Clock::now();
+    backend->compute(g, nullptr);
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::vector<float> out(kElements);
+  backend->get_output(*y, out.data(), out.size() * sizeof(float));
+  g_sink += static_cast<uint64_t>(out[0]);
+  return best / kChain * 1e6;
+}
+
 // Matrix rates relative to the FP32 FMA rate, from the instructions the CPU has:
 // bf16 x2 with AVX512_BF16 (VDPBF16PS: two products per f32 lane), f16 x2 with AVX512_FP16
 // (twice the lanes), int8 x4 with VNNI (VPDPBUSD: four products per i32 lane); otherwise the
@@ -233,8 +272,10 @@ HardwareProfile measure_local_cpu(int threads) {
   p.peak_tflops_bf16 = f.bf16 * p.peak_tflops_f32;
   p.peak_tflops_int8 = f.int8 * p.peak_tflops_f32;
   p.mem_gb = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE)) / 1e9;
+  p.op_overhead_us = measure_op_overhead_us(threads);
   p.description = "this machine, measured: " + std::to_string(threads) + " threads, " + kernel.isa +
-                  " multiply-add, read of " + std::to_string(buffer_bytes >> 20) + " MiB";
+                  " multiply-add, read of " + std::to_string(buffer_bytes >> 20) + " MiB, " +
+                  fmt::format("{:.1f}", p.op_overhead_us) + " us a CPU-backend op";
   return p;
 }
 

@@ -57,6 +57,7 @@ HardwareProfile parse_profile(const engine::EmbeddedFile& file) {
   p.peak_tflops_f16 = figure(peak, "f16", peak_where);
   p.peak_tflops_bf16 = figure(peak, "bf16", peak_where);
   p.peak_tflops_int8 = figure(peak, "int8", peak_where);
+  if (j.contains("op_overhead_us")) p.op_overhead_us = figure(j, "op_overhead_us", where);
   if (const auto names = j.find("device_names"); names != j.end()) {
     if (!names->is_array()) throw engine::Error(where + " key 'device_names' must be an array of strings");
     for (const json& n : *names) {

@@ -38,11 +38,13 @@ Prediction predict(const GraphCost& cost, const HardwareProfile& hw) {
       np.compute_s = np.flops / (hw.peak_tflops(cls) * 1e12);
     }
     np.memory_s = np.bytes / (hw.mem_bw_gbs * 1e9);
-    np.time_s = std::max(np.compute_s, np.memory_s);
+    if (nc.node->op != engine::Op::NONE) np.overhead_s = hw.op_overhead_us * 1e-6;
+    np.time_s = std::max(np.compute_s, np.memory_s) + np.overhead_s;
     np.memory_bound = np.memory_s > np.compute_s;
     out.total_s += np.time_s;
     out.compute_s += np.compute_s;
     out.memory_s += np.memory_s;
+    out.overhead_s += np.overhead_s;
   }
   return out;
 }

@@ -16,7 +16,8 @@ grep -Eq '^\| llama [0-9]+K Q8_0 +\| +[0-9.]+ MiB \| +[0-9.]+ K \| CPU +\| +2 \|
   <<<"$md" || fail "md pp16 row: $md"
 grep -Eq '^\| llama .*\| +tg8 \| +[0-9.]+ ± [0-9.]+ \| +[0-9.]+ \| +[0-9.]+ % \|$' <<<"$md" || fail "md tg8 row: $md"
 grep -Eq '^dtype mix of llama .*q8_0 [0-9.]+ %' <<<"$md" || fail "md dtype mix footer: $md"
-grep -Eq '^hardware profile cpu-local \(.*\): [0-9.]+ GB/s, [0-9.]+ TFLOP/s f32; predicted = ' <<<"$md" || fail "md hardware footer: $md"
+grep -Eq '^hardware profile cpu-local \(.*\): [0-9.]+ GB/s, [0-9.]+ TFLOP/s f32, [0-9.]+ us an op; predicted = ' <<<"$md" \
+  || fail "md hardware footer: $md"
 
 timeout 120 "$bench" "${args[@]}" --depth 0,4 -o json > "$dir/out.json" || fail "json run exited $?"
 python3 - "$dir/out.json" <<'PY' || fail "json structure"

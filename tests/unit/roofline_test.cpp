@@ -84,6 +84,8 @@ TEST(Hardware, CpuLocalMeasuresPlausibleRates) {
   EXPECT_GE(p.peak_tflops_bf16, p.peak_tflops_f32);
   EXPECT_GE(p.peak_tflops_int8, p.peak_tflops_f32);
   EXPECT_GT(p.mem_gb, 0);
+  EXPECT_GT(p.op_overhead_us, 0) << "a multiply's fork and join of the thread pool costs something";
+  EXPECT_LT(p.op_overhead_us, 1000) << "and not a millisecond";
   EXPECT_NE(p.description.find("2 threads"), std::string::npos) << p.description;
 }
 
@@ -181,4 +183,24 @@ TEST(Roofline, ProfileWithoutBandwidthIsRejected) {
   cost::HardwareProfile empty;
   empty.name = "empty";
   EXPECT_THROW(cost::predict(cost::analyze(m.g, cost::CostModel::kDefault), empty), engine::Error);
+}
+
+TEST(Roofline, EachOpPaysTheProfilesFixedCostViewsNone) {
+  Graph g;
+  Tensor* x = g.new_tensor_2d(DType::F32, 64, 8, "x");
+  Tensor* y = g.scale(g.add(x, x), 2.0f);
+  Tensor* viewed = g.reshape_2d(y, 512, 1);
+  g.expand(g.scale(viewed, 0.5f));  // three computing nodes and a view
+  cost::HardwareProfile hw = h100();
+  const cost::GraphCost c = cost::analyze(g, cost::CostModel::kDefault);
+  const cost::Prediction without = cost::predict(c, hw);
+  hw.op_overhead_us = 5;
+  const cost::Prediction with = cost::predict(c, hw);
+  EXPECT_NEAR(with.overhead_s, 3 * 5e-6, 1e-12);
+  EXPECT_NEAR(with.total_s - without.total_s, 3 * 5e-6, 1e-12);
+  for (size_t i = 0; i < c.nodes.size(); ++i) {
+    const bool view = op_info(c.nodes[i].node->op).is_view;
+    EXPECT_DOUBLE_EQ(with.nodes[i].overhead_s, view ? 0 : 5e-6) << op_name(c.nodes[i].node->op);
+    EXPECT_DOUBLE_EQ(with.nodes[i].time_s, without.nodes[i].time_s + with.nodes[i].overhead_s);
+  }
 }

@@ -67,11 +67,11 @@ class MarkdownReport : public BenchReport {
                             fmt::join(float_acts, ", "));
     }
     const cost::HardwareProfile& hw = c_.hardware;
-    out_ << fmt::format("hardware profile {} ({}): {:.1f} GB/s, {:.2f} TFLOP/s f32; predicted = t/s of the cost model's "
-                        "roofline on it (each node the slower of its bytes at that bandwidth and its arithmetic at its "
-                        "class's peak; no per-op overhead); roofline = bytes a decode step reads and writes (weights + "
-                        "KV cache at that depth) x t/s / bandwidth\n",
-                        hw.name, hw.description, hw.mem_bw_gbs, hw.peak_tflops_f32);
+    out_ << fmt::format("hardware profile {} ({}): {:.1f} GB/s, {:.2f} TFLOP/s f32, {:.1f} us an op; predicted = t/s of "
+                        "the cost model's roofline on it (each node the slower of its bytes at that bandwidth and its "
+                        "arithmetic at its class's peak, plus the fixed cost of an op); roofline = bytes a decode step "
+                        "reads and writes (weights + KV cache at that depth) x t/s / bandwidth\n",
+                        hw.name, hw.description, hw.mem_bw_gbs, hw.peak_tflops_f32, hw.op_overhead_us);
   }
 
  private:

@@ -25,6 +25,9 @@ struct HardwareProfile {
   double peak_tflops_bf16 = 0;
   double peak_tflops_int8 = 0;
   double mem_gb = 0;  // memory capacity, GB
+  // What each op the backend runs costs besides its bytes and arithmetic: a kernel launch or
+  // dispatch, a thread pool's fork and join. Microseconds; 0 where none is known.
+  double op_overhead_us = 0;
   std::vector<std::string> device_names;  // the names drivers report for it ("NVIDIA H100 80GB HBM3")
 
   double peak_tflops(ComputeClass c) const;

@@ -1,7 +1,7 @@
 #pragma once
 // Roofline prediction: each node takes as long as the slower of its arithmetic at the
-// hardware's peak rate for its compute class and its memory traffic at full bandwidth.
-// An upper bound on speed: no overlap between nodes, no launch or sync overhead.
+// hardware's peak rate for its compute class and its memory traffic at full bandwidth, plus
+// the profile's fixed cost per op (launch, dispatch, thread sync). No overlap between nodes.
 #include <cstdint>
 #include <vector>
 
@@ -19,7 +19,8 @@ struct NodePrediction {
   double bytes = 0;      // read + write
   double compute_s = 0;  // flops / peak rate of the node's class
   double memory_s = 0;   // bytes / bandwidth
-  double time_s = 0;     // max(compute_s, memory_s)
+  double overhead_s = 0;  // the profile's fixed cost of an op (views have none)
+  double time_s = 0;     // max(compute_s, memory_s) + overhead_s
   bool memory_bound = false;  // memory_s > compute_s
 };
 
@@ -28,6 +29,7 @@ struct Prediction {
   double total_s = 0;    // sum of node times
   double compute_s = 0;  // sum of node compute times
   double memory_s = 0;   // sum of node memory times
+  double overhead_s = 0; // sum of node fixed costs
 };
 
 // View nodes (RESHAPE, VIEW, PERMUTE, TRANSPOSE) cost nothing. Throws engine::Error when a
