@@ -55,7 +55,8 @@ Analysis analyze_model(const engine::Model& model, std::string source, AnalysisO
   if (!options.hardware.empty()) {
     Speed s;
     s.hardware = hardware_profile(options.hardware, std::max(1u, options.threads > 0 ? static_cast<unsigned>(options.threads)
-                                                                                   : std::thread::hardware_concurrency()));
+                                                                                   : std::thread::hardware_concurrency()),
+                                  OpProbe{options.backend, 0});
     s.step = options.model == CostModel::kDefault ? predict(a.cost, s.hardware)
                                                   : predict(analyze(*a.step.graph, CostModel::kDefault), s.hardware);
     s.decode_tok_s = tokens_per_second(predict_step(model, kv, {1, options.n_past, 1}, s.hardware), 1);

@@ -205,11 +205,11 @@ double measure_fma_tflops(int threads, const FmaKernel& kernel) {
   return flops / best / 1e12;
 }
 
-// The CPU backend's cost of an op besides its work: node dispatch and the thread pool's fork
-// and join, which every multiply pays (smaller ops run on one thread and pay less). A chain of
-// kChain 16 x 16 multiplies of one column, each its own node, computed whole through the
-// Backend API; the best of a few passes, per node.
-double measure_op_overhead_us(int threads) {
+// A backend's cost of an op besides its work: on the CPU node dispatch and the thread pool's
+// fork and join, which every multiply pays (smaller ops run on one thread and pay less); on a
+// GPU driver a dispatch and its barrier. A chain of kChain 16 x 16 multiplies of one column,
+// each its own node, computed whole through the Backend API; the best of a few passes, per node.
+double measure_op_overhead_us(int threads, const OpProbe& probe) {
   constexpr int kChain = 256;
   constexpr int64_t kElements = 16;
   engine::Graph g;
@@ -221,16 +221,18 @@ double measure_op_overhead_us(int threads) {
   for (int i = 0; i < kChain; ++i) y = g.mul_mat(w, y);
   y->flags |= engine::kOutput;
   g.expand(y);
-  const auto backend = engine::make_backend("cpu", engine::BackendParams{0, threads});
+  const auto backend = engine::make_backend(probe.backend, engine::BackendParams{probe.device, threads});
   backend->allocate(g, engine::Plan::make(g));
   const std::vector<float> ones(kElements * kElements, 1.0f / kElements);
   backend->set_input(*w, ones.data(), ones.size() * sizeof(float));
   backend->set_input(*x, ones.data(), kElements * sizeof(float));
-  backend->compute(g, nullptr);  // warm-up: wakes the thread pool
+  backend->compute(g, nullptr);  // warm-up: wakes the thread pool, makes the pipelines
+  backend->synchronize();
   double best = 1e30;
   for (int pass = 0; pass < 3 * kPasses; ++pass) {
     const auto start = Clock::now();
     backend->compute(g, nullptr);
+    backend->synchronize();
     best = std::min(best, std::chrono::duration<double>(Clock::now() - start).count());
   }
   std::vector<float> out(kElements);
@@ -259,7 +261,7 @@ ClassFactors class_factors() {
 
 }  // namespace
 
-HardwareProfile measure_local_cpu(int threads) {
+HardwareProfile measure_local_cpu(int threads, const OpProbe& probe) {
   if (threads < 1) throw engine::Error("cpu-local needs at least one thread, got " + std::to_string(threads));
   const FmaKernel kernel = best_fma_kernel();
   size_t buffer_bytes = 0;
@@ -272,10 +274,17 @@ HardwareProfile measure_local_cpu(int threads) {
   p.peak_tflops_bf16 = f.bf16 * p.peak_tflops_f32;
   p.peak_tflops_int8 = f.int8 * p.peak_tflops_f32;
   p.mem_gb = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE)) / 1e9;
-  p.op_overhead_us = measure_op_overhead_us(threads);
+  // A backend this binary lacks, or one without that device, leaves the CPU backend's cost.
+  OpProbe timed = probe;
+  try {
+    engine::check_backend(timed.backend, timed.device);
+  } catch (const engine::Error&) {
+    timed = OpProbe{};
+  }
+  p.op_overhead_us = measure_op_overhead_us(threads, timed);
   p.description = "this machine, measured: " + std::to_string(threads) + " threads, " + kernel.isa +
                   " multiply-add, read of " + std::to_string(buffer_bytes >> 20) + " MiB, " +
-                  fmt::format("{:.1f}", p.op_overhead_us) + " us a CPU-backend op";
+                  fmt::format("{:.1f}", p.op_overhead_us) + " us an op of the " + timed.backend + " backend";
   return p;
 }
 

@@ -119,9 +119,9 @@ void check_hardware_name(std::string_view name) {
   throw engine::Error("unknown hardware profile '" + std::string(name) + "' (" + known + "cpu-local)");
 }
 
-HardwareProfile hardware_profile(std::string_view name, int threads) {
+HardwareProfile hardware_profile(std::string_view name, int threads, const OpProbe& probe) {
   check_hardware_name(name);
-  if (name == "cpu-local") return measure_local_cpu(threads);
+  if (name == "cpu-local") return measure_local_cpu(threads, probe);
   return *std::find_if(builtin_profiles().begin(), builtin_profiles().end(),
                        [&](const HardwareProfile& p) { return p.name == name; });
 }

@@ -31,7 +31,7 @@ ProfiledRun join_profile(const engine::Session& session, std::string source, std
   run.memory = ProcessMemory{mem.weights, mem.kv_cache, mem.compute_buffer, peak_rss_bytes()};
   const int requested = session.params().n_threads;
   run.threads = requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  run.hardware = hardware_profile(hardware_name, run.threads);
+  run.hardware = hardware_profile(hardware_name, run.threads, OpProbe{session.params().backend, session.params().device});
 
   const auto& records = session.profiler().records();
   // Steps with the same token count and attention span have the same graph and costs.

@@ -69,7 +69,8 @@ void run(const BenchOptions& opt, const std::string& format) {
   context.sweeping = opt.sweeping();
   // The profile of the device (on the CPU, a probe of its bandwidth and FMA rate, whose buffer is
   // freed and the peak RSS reset after it, so the peak reported is the model's, not the probe's).
-  context.hardware = cost::hardware_profile(cost::hardware_name_for(engine::device_info(opt.backend, opt.device)), opt.threads);
+  context.hardware = cost::hardware_profile(cost::hardware_name_for(engine::device_info(opt.backend, opt.device)), opt.threads,
+                                            cost::OpProbe{opt.backend, opt.device});
   context.peak_rss_resets = reset_peak_rss();
   const auto report = make_report(format, std::cout, context);
   std::vector<BenchRecord> records;

@@ -43,14 +43,21 @@ std::string hardware_name_for(const engine::DeviceInfo& device);
 
 // Throws engine::Error naming the known profiles when `name` is none of them; measures nothing.
 void check_hardware_name(std::string_view name);
-// The profile called `name`; "cpu-local" runs measure_local_cpu(threads). Throws
+// The device whose ops the cpu-local probe times: the CPU backend, or a software GPU driver
+// computing on the same host (lavapipe), whose dispatches cost more than the CPU's nodes.
+struct OpProbe {
+  std::string backend = "cpu";
+  int device = 0;
+};
+
+// The profile called `name`; "cpu-local" runs measure_local_cpu(threads, probe). Throws
 // engine::Error naming the known profiles when `name` is none of them.
-HardwareProfile hardware_profile(std::string_view name, int threads);
+HardwareProfile hardware_profile(std::string_view name, int threads, const OpProbe& probe = {});
 
 // Measures this machine with `threads` threads (< 1 s): read bandwidth over a buffer well
-// beyond the last-level cache and FP32 FMA throughput, each the best of a few passes.
-// The f16/bf16/int8 rates derive from the f32 rate and the CPU's instruction set
-// (docs/hardware.md). Throws engine::Error when threads < 1.
-HardwareProfile measure_local_cpu(int threads);
+// beyond the last-level cache and FP32 FMA throughput, each the best of a few passes, and the
+// fixed cost of an op on the probe's backend. The f16/bf16/int8 rates derive from the f32
+// rate and the CPU's instruction set (docs/hardware.md). Throws engine::Error when threads < 1.
+HardwareProfile measure_local_cpu(int threads, const OpProbe& probe = {});
 
 }  // namespace cost
