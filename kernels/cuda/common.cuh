@@ -47,42 +47,39 @@ inline unsigned grid_yz(int64_t n) {
 // The launch just queued, checked.
 inline void check_launch(const char* kernel) { check(cudaGetLastError(), kernel); }
 
-template <class T>
-__device__ __forceinline__ T warp_sum(T v) {
-  for (int o = kWarp / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+struct Add {
+  template <class T>
+  __device__ T operator()(T a, T b) const { return a + b; }
+};
+struct Max {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+// v combined by `op` over the warp, on every lane.
+template <class T, class Op>
+__device__ __forceinline__ T warp_reduce(T v, Op op) {
+  for (int o = kWarp / 2; o > 0; o /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
-
-__device__ __forceinline__ float warp_max(float v) {
-  for (int o = kWarp / 2; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-
-// The sum of v over the block (blockDim.x a multiple of 32, at most 1024), on every thread.
 template <class T>
-__device__ T block_sum(T v) {
+__device__ __forceinline__ T warp_sum(T v) { return warp_reduce(v, Add{}); }
+
+// v combined by `op` over the block (blockDim.x a multiple of 32, at most 1024), on every thread.
+template <class T, class Op>
+__device__ T block_reduce(T v, Op op) {
   __shared__ T partial[kWarp];
-  v = warp_sum(v);
+  v = warp_reduce(v, op);
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
   __syncthreads();  // partial may still be read by a previous call
   if (lane == 0) partial[warp] = v;
   __syncthreads();
-  T total = 0;
-  for (int w = 0; w < static_cast<int>(blockDim.x / kWarp); ++w) total += partial[w];
+  T total = partial[0];
+  for (int w = 1; w < static_cast<int>(blockDim.x / kWarp); ++w) total = op(total, partial[w]);
   return total;
 }
-
-__device__ inline float block_max(float v) {
-  __shared__ float partial[kWarp];
-  v = warp_max(v);
-  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-  __syncthreads();
-  if (lane == 0) partial[warp] = v;
-  __syncthreads();
-  float top = -INFINITY;
-  for (int w = 0; w < static_cast<int>(blockDim.x / kWarp); ++w) top = fmaxf(top, partial[w]);
-  return top;
-}
+template <class T>
+__device__ T block_sum(T v) { return block_reduce(v, Add{}); }
+__device__ inline float block_max(float v) { return block_reduce(v, Max{}); }
 
 // Calls f.template operator()<T>() with T the weight dtype `type`.
 template <class F>
