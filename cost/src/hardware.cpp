@@ -1,6 +1,8 @@
 // Builtin hardware profiles: parsed from the embedded cost/hardware/*.json files.
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "cost/hardware.h"
@@ -37,17 +39,16 @@ double figure(const json& object, const std::string& key, const std::string& whe
   return v.get<double>();
 }
 
-HardwareProfile parse_profile(const engine::EmbeddedFile& file) {
-  const std::string where = "hardware profile " + std::string(file.name);
+// A profile's JSON text; `where` names it in errors.
+HardwareProfile parse_profile(std::string_view content, const std::string& where) {
   json j;
   try {
-    j = json::parse(file.content);
+    j = json::parse(content);
   } catch (const json::parse_error& e) {
     throw engine::Error(where + ": " + e.what());
   }
   HardwareProfile p;
   p.name = text(j, "name", where);
-  if (p.name + ".json" != file.name) throw engine::Error(where + " names itself '" + p.name + "'");
   p.description = text(j, "description", where);
   p.mem_bw_gbs = figure(j, "mem_bw_gbs", where);
   p.mem_gb = figure(j, "mem_gb", where);
@@ -67,6 +68,23 @@ HardwareProfile parse_profile(const engine::EmbeddedFile& file) {
     }
   }
   return p;
+}
+
+HardwareProfile parse_profile(const engine::EmbeddedFile& file) {
+  const std::string where = "hardware profile " + std::string(file.name);
+  HardwareProfile p = parse_profile(file.content, where);
+  if (p.name + ".json" != file.name) throw engine::Error(where + " names itself '" + p.name + "'");
+  return p;
+}
+
+bool is_profile_file(std::string_view name) { return name.ends_with(".json"); }
+
+HardwareProfile read_profile_file(std::string_view path) {
+  std::ifstream in{std::string(path)};
+  if (!in) throw engine::Error("hardware profile file '" + std::string(path) + "' cannot be read");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_profile(text.str(), "hardware profile file '" + std::string(path) + "'");
 }
 
 }  // namespace
@@ -111,19 +129,40 @@ std::string hardware_name_for(const engine::DeviceInfo& device) {
 
 void check_hardware_name(std::string_view name) {
   if (name == "cpu-local") return;
+  if (is_profile_file(name)) {
+    read_profile_file(name);
+    return;
+  }
   std::string known;
   for (const HardwareProfile& p : builtin_profiles()) {
     if (p.name == name) return;
     known += p.name + ", ";
   }
-  throw engine::Error("unknown hardware profile '" + std::string(name) + "' (" + known + "cpu-local)");
+  throw engine::Error("unknown hardware profile '" + std::string(name) + "' (" + known +
+                      "cpu-local, or a profile file FILE.json)");
 }
 
 HardwareProfile hardware_profile(std::string_view name, int threads, const OpProbe& probe) {
   check_hardware_name(name);
   if (name == "cpu-local") return measure_local_cpu(threads, probe);
+  if (is_profile_file(name)) return read_profile_file(name);
   return *std::find_if(builtin_profiles().begin(), builtin_profiles().end(),
                        [&](const HardwareProfile& p) { return p.name == name; });
+}
+
+void write_profile(const HardwareProfile& p, std::ostream& out, std::string_view source) {
+  const std::string from(source);
+  auto fig = [&](double v) { return json{{"value", v}, {"source", from}}; };
+  json j = {{"name", p.name},
+            {"description", p.description},
+            {"mem_bw_gbs", fig(p.mem_bw_gbs)},
+            {"mem_gb", fig(p.mem_gb)},
+            {"peak_tflops",
+             {{"f32", fig(p.peak_tflops_f32)}, {"f16", fig(p.peak_tflops_f16)}, {"bf16", fig(p.peak_tflops_bf16)},
+              {"int8", fig(p.peak_tflops_int8)}}}};
+  if (p.op_overhead_us > 0) j["op_overhead_us"] = fig(p.op_overhead_us);
+  if (!p.device_names.empty()) j["device_names"] = p.device_names;
+  out << j.dump(2) << "\n";
 }
 
 }  // namespace cost

@@ -2,7 +2,7 @@
 # engine-bench on a small synthesized model: the structure of each output format, and
 # bad input refused with one error line and exit status 1. No timing assertions.
 set -uo pipefail
-bench=$1 gguf=$2 dir=$3
+bench=$1 gguf=$2 dir=$3 cost=$4
 rm -rf "$dir" && mkdir -p "$dir"
 "$gguf" synth --out "$dir/m.gguf" --type q8_0 --layers 2 --embd 64 --ff 128 --heads 4 --kv-heads 2 >/dev/null || exit 1
 failures=0
@@ -75,6 +75,20 @@ assert all(r["peak_rss"] < 100 << 20 for r in records), [r["peak_rss"] for r in 
 print("ok   peak RSS", [r["peak_rss"] >> 20 for r in records], "MiB")
 PY
 
+# --calibrate writes the profile the benchmarks use, which engine-cost --hw FILE predicts with.
+out=$(timeout 120 "$bench" --calibrate "$dir/cal.json" -t 2) || fail "--calibrate exited $?: $out"
+python3 - "$dir/cal.json" <<'PY' || fail "calibrated profile"
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["name"] == "cpu-local-calibrated" and "calibrated" in p["description"], p
+assert p["op_overhead_us"]["value"] > 0 and p["mem_bw_gbs"]["value"] > 0, p
+assert p["op_overhead_us"]["source"].startswith("engine-bench --calibrate"), p
+print("ok   calibrated profile:", p["description"])
+PY
+predicted=$(timeout 60 "$cost" "$dir/m.gguf" --hw "$dir/cal.json") || fail "engine-cost --hw FILE exited $?"
+grep -Eq '^speed on cpu-local-calibrated \(.*plus [0-9.]+ us an op\)$' <<<"$predicted" && grep -q '^  profile .*calibrated' <<<"$predicted" \
+  && echo "ok   engine-cost --hw reads the calibrated profile" || fail "engine-cost --hw FILE: $predicted"
+
 # Bad input: one error line, exit status 1, and nothing on stdout (no table header before the error).
 expect_error() {  # WHAT PATTERN ARGS...
   local what=$1 pattern=$2; shift 2
@@ -103,5 +117,6 @@ expect_error "sweep with -p" "n-prompt excludes --sweep-pp" -m "$dir/m.gguf" --s
 expect_error "sweep with -d" "depth excludes --sweep-tg" -m "$dir/m.gguf" --sweep-tg 8 -d 16
 expect_error "sweep tg below 0" "sweep-tg: -1 is outside 0 to" -m "$dir/m.gguf" --sweep-tg -1
 expect_error "gen not a number" "n-gen: 'abc' is not a whole number" -m "$dir/m.gguf" -n abc
+expect_error "calibrate to non-json" "calibrate: '$dir/cal.txt' must end in .json" --calibrate "$dir/cal.txt"
 echo "$failures failures"
 [[ $failures -eq 0 ]]

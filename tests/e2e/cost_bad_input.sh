@@ -33,6 +33,9 @@ PY
 fi
 expect_error "unknown preset" "unknown preset 'llama-9000'.*llama-3-8b" --preset llama-9000
 expect_error "unknown hardware" "h100-sxm" --preset llama-3-8b --hw tpu-v9
+expect_error "profile file missing" "hardware profile file '$dir/none.json' cannot be read" --preset llama-3-8b --hw "$dir/none.json"
+printf '{"name": "x", "description": "y", "mem_bw_gbs": {"value": -1, "source": "z"}}' > "$dir/bad.json"
+expect_error "profile file with a bad figure" "key 'mem_bw_gbs' value must be a positive number" --preset llama-3-8b --hw "$dir/bad.json"
 expect_error "tokens not a number" "--tokens: '1e3' is not a whole number" --tokens 1e3
 expect_error "file and preset" "not both" "$dir/none.gguf" --preset gpt2
 expect_error "missing file" "No such file" "$dir/none.gguf"

@@ -1,9 +1,11 @@
 // engine-bench: prompt-processing and generation throughput of GGUF models, as llama-bench.
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <exception>
 #include <fstream>
 #include <iostream>
@@ -96,6 +98,22 @@ void run(const BenchOptions& opt, const std::string& format) {
   if (!opt.report_html.empty()) write_report_file(opt.report_html, records, context);
 }
 
+// --calibrate: the device's profile as the benchmarks use it (on the CPU and lavapipe, measured
+// on the spot with this backend's ops), written for engine-cost --hw FILE.
+void calibrate(const BenchOptions& opt, const std::string& path) {
+  const engine::DeviceInfo device = engine::device_info(opt.backend, opt.device);
+  cost::HardwareProfile p = cost::hardware_profile(cost::hardware_name_for(device), opt.threads,
+                                                   cost::OpProbe{opt.backend, opt.device});
+  const std::string when = fmt::format("{:%Y-%m-%d %H:%M} UTC", fmt::gmtime(std::time(nullptr)));
+  p.name += "-calibrated";
+  p.description += fmt::format("; calibrated {} for {} device {} ({})", when, opt.backend, opt.device, device.name);
+  std::ofstream out(path);
+  cost::write_profile(p, out, "engine-bench --calibrate, " + when);
+  out.close();
+  if (!out) throw engine::Error("cannot write the profile " + path);
+  std::printf("wrote %s: %s\n", path.c_str(), p.description.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -138,9 +156,19 @@ int main(int argc, char** argv) {
   app.add_option("--report", opt.report_html, "also write a self-contained HTML report (tables, charts) to this file")
       ->check(tool_cli::writable_file);
   app.add_option("-o,--output", format, "md | csv | json")->check(CLI::IsMember({"md", "csv", "json"}));
+  std::string calibrate_path;
+  app.add_option("--calibrate", calibrate_path,
+                 "measure the device's hardware profile (bandwidth, compute, an op's fixed cost on this backend), "
+                 "write it to this .json file for engine-cost --hw FILE, then run the benchmarks of any -m")
+      ->check(tool_cli::writable_file);
   if (const auto exit_code = tool_cli::parse(app, argc, argv, "engine-bench")) return *exit_code;
   if (list_devices) return tool_cli::print_devices();
-  if (opt.models.empty()) {
+  if (!calibrate_path.empty() && !calibrate_path.ends_with(".json")) {
+    std::fprintf(stderr, "engine-bench: error: --calibrate: '%s' must end in .json (engine-cost --hw reads it by that)\n",
+                 calibrate_path.c_str());
+    return 1;
+  }
+  if (opt.models.empty() && calibrate_path.empty()) {
     std::fprintf(stderr, "engine-bench: error: --model is required\n");
     return 1;
   }
@@ -148,7 +176,8 @@ int main(int argc, char** argv) {
   if (opt.threads == 0) opt.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   spdlog::set_level(spdlog::level::warn);
   try {
-    run(opt, format);
+    if (!calibrate_path.empty()) calibrate(opt, calibrate_path);
+    if (!opt.models.empty()) run(opt, format);
   } catch (const std::exception& e) {
     std::cout.flush();
     std::fprintf(stderr, "engine-bench: error: %s\n", e.what());

@@ -2,6 +2,7 @@
 // Hardware profiles for roofline prediction: memory bandwidth and peak arithmetic rate per
 // compute class. The named profiles are vendor datasheet figures (cost/hardware/*.json,
 // compiled into the library); "cpu-local" is measured on the machine running the code.
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,7 +42,8 @@ const std::vector<HardwareProfile>& builtin_profiles();
 // listing its name among device_names; a device with no profile is an engine::Error.
 std::string hardware_name_for(const engine::DeviceInfo& device);
 
-// Throws engine::Error naming the known profiles when `name` is none of them; measures nothing.
+// Throws engine::Error naming the known profiles when `name` is none of them (a name ending in
+// ".json" is a profile file, which must read and parse); measures nothing.
 void check_hardware_name(std::string_view name);
 // The device whose ops the cpu-local probe times: the CPU backend, or a software GPU driver
 // computing on the same host (lavapipe), whose dispatches cost more than the CPU's nodes.
@@ -50,7 +52,8 @@ struct OpProbe {
   int device = 0;
 };
 
-// The profile called `name`; "cpu-local" runs measure_local_cpu(threads, probe). Throws
+// The profile called `name`; "cpu-local" runs measure_local_cpu(threads, probe), a FILE.json
+// is read (a file write_profile wrote, or one laid out as cost/hardware/*.json). Throws
 // engine::Error naming the known profiles when `name` is none of them.
 HardwareProfile hardware_profile(std::string_view name, int threads, const OpProbe& probe = {});
 
@@ -59,5 +62,8 @@ HardwareProfile hardware_profile(std::string_view name, int threads, const OpPro
 // fixed cost of an op on the probe's backend. The f16/bf16/int8 rates derive from the f32
 // rate and the CPU's instruction set (docs/hardware.md). Throws engine::Error when threads < 1.
 HardwareProfile measure_local_cpu(int threads, const OpProbe& probe = {});
+
+// Writes `p` as a profile file (cost/hardware's layout), every figure's source `source`.
+void write_profile(const HardwareProfile& p, std::ostream& out, std::string_view source);
 
 }  // namespace cost
