@@ -88,6 +88,13 @@ PY
 predicted=$(timeout 60 "$cost" "$dir/m.gguf" --hw "$dir/cal.json") || fail "engine-cost --hw FILE exited $?"
 grep -Eq '^speed on cpu-local-calibrated \(.*plus [0-9.]+ us an op\)$' <<<"$predicted" && grep -q '^  profile .*calibrated' <<<"$predicted" \
   && echo "ok   engine-cost --hw reads the calibrated profile" || fail "engine-cost --hw FILE: $predicted"
+timeout 60 "$cost" "$dir/m.gguf" --hw "$dir/cal.json" --format json > "$dir/cost.json" || fail "engine-cost --hw FILE --format json"
+python3 - "$dir/cost.json" <<'PY' || fail "calibrated profile in the JSON view"
+import json, sys
+speed = json.load(open(sys.argv[1]))["speed"]
+assert speed["hardware"] == "cpu-local-calibrated" and "calibrated" in speed["hardware_description"], speed
+assert speed["op_overhead_us"] > 0, speed
+PY
 
 # Bad input: one error line, exit status 1, and nothing on stdout (no table header before the error).
 expect_error() {  # WHAT PATTERN ARGS...
