@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <nlohmann/json.hpp>
 
@@ -59,6 +60,16 @@ HardwareProfile parse_profile(std::string_view content, const std::string& where
   p.peak_tflops_bf16 = figure(peak, "bf16", peak_where);
   p.peak_tflops_int8 = figure(peak, "int8", peak_where);
   if (j.contains("op_overhead_us")) p.op_overhead_us = figure(j, "op_overhead_us", where);
+  if (j.contains("mul_mat_tflops")) {
+    const json& rates = member(j, "mul_mat_tflops", where);
+    const std::string rates_where = where + " key 'mul_mat_tflops'";
+    if (!rates.is_object()) throw engine::Error(rates_where + " must be an object of dtype names");
+    for (const auto& [dtype, f] : rates.items()) {
+      const std::optional<engine::DType> t = engine::dtype_from_name(dtype);
+      if (!t) throw engine::Error(rates_where + " names no dtype '" + dtype + "'");
+      p.mul_mat_tflops[*t] = figure(rates, dtype, rates_where);
+    }
+  }
   if (const auto names = j.find("device_names"); names != j.end()) {
     if (!names->is_array()) throw engine::Error(where + " key 'device_names' must be an array of strings");
     for (const json& n : *names) {
@@ -161,6 +172,7 @@ void write_profile(const HardwareProfile& p, std::ostream& out, std::string_view
              {{"f32", fig(p.peak_tflops_f32)}, {"f16", fig(p.peak_tflops_f16)}, {"bf16", fig(p.peak_tflops_bf16)},
               {"int8", fig(p.peak_tflops_int8)}}}};
   if (p.op_overhead_us > 0) j["op_overhead_us"] = fig(p.op_overhead_us);
+  for (const auto& [dtype, rate] : p.mul_mat_tflops) j["mul_mat_tflops"][std::string(engine::dtype_name(dtype))] = fig(rate);
   if (!p.device_names.empty()) j["device_names"] = p.device_names;
   out << j.dump(2) << "\n";
 }

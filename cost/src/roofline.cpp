@@ -34,8 +34,11 @@ Prediction predict(const GraphCost& cost, const HardwareProfile& hw) {
     np.flops = nc.counts.arithmetic();
     np.bytes = nc.counts.bytes();
     if (np.flops > 0) {
-      require_positive(hw.peak_tflops(cls), std::string(compute_class_name(cls)) + " peak rate", hw);
-      np.compute_s = np.flops / (hw.peak_tflops(cls) * 1e12);
+      double rate = hw.peak_tflops(cls);
+      if (nc.node->op == engine::Op::MUL_MAT && nc.node->src[0])
+        if (const auto it = hw.mul_mat_tflops.find(nc.node->src[0]->type); it != hw.mul_mat_tflops.end()) rate = it->second;
+      require_positive(rate, std::string(compute_class_name(cls)) + " peak rate", hw);
+      np.compute_s = np.flops / (rate * 1e12);
     }
     np.memory_s = np.bytes / (hw.mem_bw_gbs * 1e9);
     if (nc.node->op != engine::Op::NONE) np.overhead_s = hw.op_overhead_us * 1e-6;

@@ -83,6 +83,10 @@ p = json.load(open(sys.argv[1]))
 assert p["name"] == "cpu-local-calibrated" and "calibrated" in p["description"], p
 assert p["op_overhead_us"]["value"] > 0 and p["mem_bw_gbs"]["value"] > 0, p
 assert p["op_overhead_us"]["source"].startswith("engine-bench --calibrate"), p
+rates = p["mul_mat_tflops"]
+assert sorted(rates) == sorted(["f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K",
+                                "q5_K", "q6_K"]), rates
+assert all(r["value"] > 0 for r in rates.values()), rates
 print("ok   calibrated profile:", p["description"])
 PY
 predicted=$(timeout 60 "$cost" "$dir/m.gguf" --hw "$dir/cal.json") || fail "engine-cost --hw FILE exited $?"

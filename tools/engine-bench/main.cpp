@@ -9,6 +9,7 @@
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "bench.h"
@@ -59,7 +60,27 @@ void write_report_file(const std::string& path, const std::vector<BenchRecord>& 
   if (!out) throw engine::Error("cannot write the report " + path);
 }
 
-void run(const BenchOptions& opt, const std::string& format) {
+// --calibrate: the device's profile as the benchmarks use it (on the CPU and lavapipe, measured
+// on the spot with this backend's ops) with the rates of its matrix products per weight dtype,
+// written for engine-cost --hw FILE.
+cost::HardwareProfile calibrate(const BenchOptions& opt, const std::string& path) {
+  const engine::DeviceInfo device = engine::device_info(opt.backend, opt.device);
+  cost::HardwareProfile p = cost::hardware_profile(cost::hardware_name_for(device), opt.threads,
+                                                   cost::OpProbe{opt.backend, opt.device});
+  const std::string when = fmt::format("{:%Y-%m-%d %H:%M} UTC", fmt::gmtime(std::time(nullptr)));
+  calibrate_products(p, opt);
+  p.name += "-calibrated";
+  p.description += fmt::format("; calibrated {} for {} device {} ({})", when, opt.backend, opt.device, device.name);
+  std::ofstream out(path);
+  cost::write_profile(p, out, "engine-bench --calibrate, " + when);
+  out.close();
+  if (!out) throw engine::Error("cannot write the profile " + path);
+  std::printf("wrote %s: %s\n", path.c_str(), p.description.c_str());
+  return p;
+}
+
+// The benchmarks, their predictions on `hardware` (the device's profile where absent).
+void run(const BenchOptions& opt, const std::string& format, const std::optional<cost::HardwareProfile>& hardware) {
   const std::vector<BenchTest> tests = bench_tests(opt);
   if (tests.empty()) throw engine::Error("nothing to time: every -p and -n size is 0");
   engine::check_backend(opt.backend, opt.device);
@@ -71,8 +92,9 @@ void run(const BenchOptions& opt, const std::string& format) {
   context.sweeping = opt.sweeping();
   // The profile of the device (on the CPU, a probe of its bandwidth and FMA rate, whose buffer is
   // freed and the peak RSS reset after it, so the peak reported is the model's, not the probe's).
-  context.hardware = cost::hardware_profile(cost::hardware_name_for(engine::device_info(opt.backend, opt.device)), opt.threads,
-                                            cost::OpProbe{opt.backend, opt.device});
+  context.hardware = hardware ? *hardware
+                              : cost::hardware_profile(cost::hardware_name_for(engine::device_info(opt.backend, opt.device)),
+                                                       opt.threads, cost::OpProbe{opt.backend, opt.device});
   context.peak_rss_resets = reset_peak_rss();
   const auto report = make_report(format, std::cout, context);
   std::vector<BenchRecord> records;
@@ -98,21 +120,6 @@ void run(const BenchOptions& opt, const std::string& format) {
   if (!opt.report_html.empty()) write_report_file(opt.report_html, records, context);
 }
 
-// --calibrate: the device's profile as the benchmarks use it (on the CPU and lavapipe, measured
-// on the spot with this backend's ops), written for engine-cost --hw FILE.
-void calibrate(const BenchOptions& opt, const std::string& path) {
-  const engine::DeviceInfo device = engine::device_info(opt.backend, opt.device);
-  cost::HardwareProfile p = cost::hardware_profile(cost::hardware_name_for(device), opt.threads,
-                                                   cost::OpProbe{opt.backend, opt.device});
-  const std::string when = fmt::format("{:%Y-%m-%d %H:%M} UTC", fmt::gmtime(std::time(nullptr)));
-  p.name += "-calibrated";
-  p.description += fmt::format("; calibrated {} for {} device {} ({})", when, opt.backend, opt.device, device.name);
-  std::ofstream out(path);
-  cost::write_profile(p, out, "engine-bench --calibrate, " + when);
-  out.close();
-  if (!out) throw engine::Error("cannot write the profile " + path);
-  std::printf("wrote %s: %s\n", path.c_str(), p.description.c_str());
-}
 
 }  // namespace
 
@@ -159,7 +166,7 @@ int main(int argc, char** argv) {
   std::string calibrate_path;
   app.add_option("--calibrate", calibrate_path,
                  "measure the device's hardware profile (bandwidth, compute, an op's fixed cost on this backend), "
-                 "write it to this .json file for engine-cost --hw FILE, then run the benchmarks of any -m")
+                 "write it to this .json file for engine-cost --hw FILE, then run the benchmarks of any -m, predicted with it")
       ->check(tool_cli::writable_file);
   if (const auto exit_code = tool_cli::parse(app, argc, argv, "engine-bench")) return *exit_code;
   if (list_devices) return tool_cli::print_devices();
@@ -176,8 +183,9 @@ int main(int argc, char** argv) {
   if (opt.threads == 0) opt.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   spdlog::set_level(spdlog::level::warn);
   try {
-    if (!calibrate_path.empty()) calibrate(opt, calibrate_path);
-    if (!opt.models.empty()) run(opt, format);
+    std::optional<cost::HardwareProfile> calibrated;
+    if (!calibrate_path.empty()) calibrated = calibrate(opt, calibrate_path);
+    if (!opt.models.empty()) run(opt, format, calibrated);
   } catch (const std::exception& e) {
     std::cout.flush();
     std::fprintf(stderr, "engine-bench: error: %s\n", e.what());

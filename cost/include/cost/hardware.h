@@ -2,6 +2,7 @@
 // Hardware profiles for roofline prediction: memory bandwidth and peak arithmetic rate per
 // compute class. The named profiles are vendor datasheet figures (cost/hardware/*.json,
 // compiled into the library); "cpu-local" is measured on the machine running the code.
+#include <map>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -29,6 +30,10 @@ struct HardwareProfile {
   // What each op the backend runs costs besides its bytes and arithmetic: a kernel launch or
   // dispatch, a thread pool's fork and join. Microseconds; 0 where none is known.
   double op_overhead_us = 0;
+  // The rates the backend's matrix products reach over a prompt, per weight dtype (TFLOP/s,
+  // engine-bench --calibrate); a MUL_MAT of a weight dtype listed here takes its rate instead
+  // of its compute class's peak.
+  std::map<engine::DType, double> mul_mat_tflops;
   std::vector<std::string> device_names;  // the names drivers report for it ("NVIDIA H100 80GB HBM3")
 
   double peak_tflops(ComputeClass c) const;
