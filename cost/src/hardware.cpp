@@ -60,6 +60,7 @@ HardwareProfile parse_profile(std::string_view content, const std::string& where
   p.peak_tflops_bf16 = figure(peak, "bf16", peak_where);
   p.peak_tflops_int8 = figure(peak, "int8", peak_where);
   if (j.contains("op_overhead_us")) p.op_overhead_us = figure(j, "op_overhead_us", where);
+  if (j.contains("calibrated")) p.calibrated = text(j, "calibrated", where);
   if (j.contains("mul_mat_tflops")) {
     const json& rates = member(j, "mul_mat_tflops", where);
     const std::string rates_where = where + " key 'mul_mat_tflops'";
@@ -172,6 +173,7 @@ void write_profile(const HardwareProfile& p, std::ostream& out, std::string_view
              {{"f32", fig(p.peak_tflops_f32)}, {"f16", fig(p.peak_tflops_f16)}, {"bf16", fig(p.peak_tflops_bf16)},
               {"int8", fig(p.peak_tflops_int8)}}}};
   if (p.op_overhead_us > 0) j["op_overhead_us"] = fig(p.op_overhead_us);
+  if (!p.calibrated.empty()) j["calibrated"] = p.calibrated;
   for (const auto& [dtype, rate] : p.mul_mat_tflops) j["mul_mat_tflops"][std::string(engine::dtype_name(dtype))] = fig(rate);
   if (!p.device_names.empty()) j["device_names"] = p.device_names;
   out << j.dump(2) << "\n";

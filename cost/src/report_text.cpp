@@ -111,7 +111,7 @@ void write_text(std::ostream& out, const Analysis& a) {
     out << line("\nspeed on %s (roofline: each node at the slower of its arithmetic and its memory traffic%s)\n",
                 s.hardware.name.c_str(),
                 s.hardware.op_overhead_us > 0 ? line(", plus %.1f us an op", s.hardware.op_overhead_us).c_str() : "");
-    if (s.hardware.description.find("calibrated") != std::string::npos)
+    if (!s.hardware.calibrated.empty())
       out << line("  profile     %s\n", s.hardware.description.c_str());
     out << line("  this step   %s, %.1f%% of it memory-bound\n", human_seconds(t).c_str(), t > 0 ? 100 * mem / t : 0.0);
     out << line("  decode      %.1f tok/s (one token after %lld cached)\n", s.decode_tok_s, (long long)o.n_past);

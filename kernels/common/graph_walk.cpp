@@ -24,9 +24,11 @@ std::vector<const Tensor*> outputs_of(const Graph& graph) {
   return outputs;
 }
 
+size_t staged_size(const Tensor& t) { return (t.nbytes() + kStagingAlignment - 1) / kStagingAlignment * kStagingAlignment; }
+
 size_t staged_bytes(const std::vector<const Tensor*>& tensors) {
   size_t total = 0;
-  for (const Tensor* t : tensors) total += (t->nbytes() + kStagingAlignment - 1) / kStagingAlignment * kStagingAlignment;
+  for (const Tensor* t : tensors) total += staged_size(*t);
   return total;
 }
 

@@ -21,7 +21,8 @@ std::vector<const Tensor*> inputs_of(const Graph& graph);
 std::vector<const Tensor*> outputs_of(const Graph& graph);
 // A device backend stages each input and output at a multiple of this in host memory.
 constexpr size_t kStagingAlignment = 16;
-// The staging bytes of `tensors`, each at such a multiple.
+// The staging bytes of one tensor (its size rounded up to that multiple), and of `tensors`.
+size_t staged_size(const Tensor& t);
 size_t staged_bytes(const std::vector<const Tensor*>& tensors);
 
 // The tensor owning a view's storage (the tensor itself when it is no view), and the view's

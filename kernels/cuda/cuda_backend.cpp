@@ -120,7 +120,7 @@ void CudaBackend::allocate(Graph& graph, const Plan& plan) {
       const Tensor* kq = node;
       const Tensor* soft_max = nodes[i + 1];
       const Tensor* kqv = nodes[i + 2];
-      Launch l = make_attention_launch(*kq, *soft_max, *kqv);
+      Launch l = make_attention_launch(*soft_max);
       const Tensor* bound[] = {kq->src[0], kq->src[1], kqv->src[0], soft_max->src[1]};
       for (int s = 0; s < 4; ++s) l.src[s] = arg(bound[s]);
       l.dst = arg(kqv);
@@ -144,12 +144,12 @@ void CudaBackend::allocate(Graph& graph, const Plan& plan) {
   size_t staged = 0;
   for (const Tensor* t : inputs) {
     inputs_.push_back({t, address(*t), staged});
-    staged += staged_bytes({t});
+    staged += staged_size(*t);
   }
   staged = 0;
   for (const Tensor* t : outputs) {
     outputs_.push_back({t, address(*t), staged});
-    staged += staged_bytes({t});
+    staged += staged_size(*t);
   }
   allocated_ = &graph;
 }

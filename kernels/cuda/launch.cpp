@@ -37,11 +37,9 @@ Launch make_launch(const Tensor& node) {
   return l;
 }
 
-Launch make_attention_launch(const Tensor& /*kq*/, const Tensor& soft_max, const Tensor& /*kqv*/) {
+Launch make_attention_launch(const Tensor& soft_max) {
   Launch l;
   l.kernel = Kernel::kAttention;
-  l.op = Op::MUL_MAT;
-  l.src0_type = DType::F16;
   l.params[0] = scale_param(soft_max);
   l.flags[0] = soft_max.src[1] != nullptr;
   return l;

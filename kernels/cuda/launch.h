@@ -30,9 +30,9 @@ struct Launch {
   int32_t flags[4] = {};  // rope: n_rot, mode, has factors; soft_max and attention: has mask
 };
 
-// The launch of a node (attention: of kq, soft_max and kqv), addresses left unset.
+// The launch of a node, or of the attention around `soft_max` (its scale, its mask), addresses left unset.
 Launch make_launch(const Tensor& node);
-Launch make_attention_launch(const Tensor& kq, const Tensor& soft_max, const Tensor& kqv);
+Launch make_attention_launch(const Tensor& soft_max);
 // Queues the launch's kernel on `stream`; throws Error where a shape exceeds a grid.
 void launch(const Launch& l, cudaStream_t stream);
 

@@ -121,12 +121,12 @@ void VulkanBackend::allocate(Graph& graph, const Plan& plan) {
   VkDeviceSize staged = 0;
   for (const Tensor* t : inputs) {
     inputs_.push_back({t, locate(*t), staged});
-    staged += align_up(t->nbytes(), kStagingAlignment);
+    staged += staged_size(*t);
   }
   staged = 0;
   for (const Tensor* t : outputs) {
     outputs_.push_back({t, locate(*t), staged});
-    staged += align_up(t->nbytes(), kStagingAlignment);
+    staged += staged_size(*t);
   }
   write_descriptors();
   allocated_ = &graph;

@@ -70,6 +70,7 @@ cost::HardwareProfile calibrate(const BenchOptions& opt, const std::string& path
   const std::string when = fmt::format("{:%Y-%m-%d %H:%M} UTC", fmt::gmtime(std::time(nullptr)));
   calibrate_products(p, opt);
   p.name += "-calibrated";
+  p.calibrated = when;
   p.description += fmt::format("; calibrated {} for {} device {} ({})", when, opt.backend, opt.device, device.name);
   std::ofstream out(path);
   cost::write_profile(p, out, "engine-bench --calibrate, " + when);

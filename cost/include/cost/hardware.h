@@ -34,6 +34,7 @@ struct HardwareProfile {
   // engine-bench --calibrate); a MUL_MAT of a weight dtype listed here takes its rate instead
   // of its compute class's peak.
   std::map<engine::DType, double> mul_mat_tflops;
+  std::string calibrated;  // when engine-bench --calibrate measured it ("2026-11-25 08:03 UTC"); empty otherwise
   std::vector<std::string> device_names;  // the names drivers report for it ("NVIDIA H100 80GB HBM3")
 
   double peak_tflops(ComputeClass c) const;
