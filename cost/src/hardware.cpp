@@ -40,6 +40,21 @@ double figure(const json& object, const std::string& key, const std::string& whe
   return v.get<double>();
 }
 
+// The optional object `key` of figures named by weight dtype ({"Q4_0": figure, ...}).
+std::map<engine::DType, double> rates_per_dtype(const json& object, const std::string& key, const std::string& where) {
+  std::map<engine::DType, double> rates;
+  const auto it = object.find(key);
+  if (it == object.end()) return rates;
+  const std::string here = where + " key '" + key + "'";
+  if (!it->is_object()) throw engine::Error(here + " must be an object of dtype names");
+  for (const auto& [dtype, f] : it->items()) {
+    const std::optional<engine::DType> t = engine::dtype_from_name(dtype);
+    if (!t) throw engine::Error(here + " names no dtype '" + dtype + "'");
+    rates[*t] = figure(*it, dtype, here);
+  }
+  return rates;
+}
+
 // A profile's JSON text; `where` names it in errors.
 HardwareProfile parse_profile(std::string_view content, const std::string& where) {
   json j;
@@ -61,16 +76,8 @@ HardwareProfile parse_profile(std::string_view content, const std::string& where
   p.peak_tflops_int8 = figure(peak, "int8", peak_where);
   if (j.contains("op_overhead_us")) p.op_overhead_us = figure(j, "op_overhead_us", where);
   if (j.contains("calibrated")) p.calibrated = text(j, "calibrated", where);
-  if (j.contains("mul_mat_tflops")) {
-    const json& rates = member(j, "mul_mat_tflops", where);
-    const std::string rates_where = where + " key 'mul_mat_tflops'";
-    if (!rates.is_object()) throw engine::Error(rates_where + " must be an object of dtype names");
-    for (const auto& [dtype, f] : rates.items()) {
-      const std::optional<engine::DType> t = engine::dtype_from_name(dtype);
-      if (!t) throw engine::Error(rates_where + " names no dtype '" + dtype + "'");
-      p.mul_mat_tflops[*t] = figure(rates, dtype, rates_where);
-    }
-  }
+  p.mul_mat_tflops = rates_per_dtype(j, "mul_mat_tflops", where);
+  p.mul_mat_gbs = rates_per_dtype(j, "mul_mat_gbs", where);
   if (const auto names = j.find("device_names"); names != j.end()) {
     if (!names->is_array()) throw engine::Error(where + " key 'device_names' must be an array of strings");
     for (const json& n : *names) {
@@ -175,6 +182,7 @@ void write_profile(const HardwareProfile& p, std::ostream& out, std::string_view
   if (p.op_overhead_us > 0) j["op_overhead_us"] = fig(p.op_overhead_us);
   if (!p.calibrated.empty()) j["calibrated"] = p.calibrated;
   for (const auto& [dtype, rate] : p.mul_mat_tflops) j["mul_mat_tflops"][std::string(engine::dtype_name(dtype))] = fig(rate);
+  for (const auto& [dtype, rate] : p.mul_mat_gbs) j["mul_mat_gbs"][std::string(engine::dtype_name(dtype))] = fig(rate);
   if (!p.device_names.empty()) j["device_names"] = p.device_names;
   out << j.dump(2) << "\n";
 }

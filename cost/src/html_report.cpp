@@ -111,8 +111,9 @@ std::string profile_header(const json& profile) {
                   html::fixed(html::num(model, "n_layer"), 0) + " layers, " + escape(html::str(model, "weight_type")) +
                   ", " + html::si(html::num(model, "params")) + " parameters; backend " +
                   escape(html::str(profile, "backend")) + ", " + html::fixed(html::num(profile, "threads"), 0) +
-                  " threads; hardware " + escape(html::str(hw, "name")) + " (" +
-                  html::fixed(html::num(hw, "mem_bw_gbs"), 1) + " GB/s)</p>\n";
+                  " threads; hardware " + escape(html::str(hw, "name")) +
+                  (html::str(hw, "calibrated").empty() ? "" : ", calibrated " + escape(html::str(hw, "calibrated"))) +
+                  " (" + html::fixed(html::num(hw, "mem_bw_gbs"), 1) + " GB/s)</p>\n";
   if (profile.contains("memory")) s += "<h3>Memory</h3>" + html::memory_summary(profile["memory"]);
   return s;
 }

@@ -116,7 +116,7 @@ std::string predicted_vs_measured_table(const json& phase) {
                     fixed(num(l, "ratio"), 2)});
   for (const json& t : list(phase, "op_types"))
     rows.push_back({"op " + str(t, "op"), fixed(num(t, "predicted_ms"), 3), fixed(num(t, "total_ms"), 3),
-                    fixed(num(t, "ratio"), 2)});
+                    num(t, "predicted_ms") > 0 ? fixed(num(t, "ratio"), 2) : "-"});  // a view: predicted no time
   return table({{"scope", Align::kText}, {"predicted ms", Align::kNumber}, {"measured ms", Align::kNumber},
                 {"measured / predicted", Align::kNumber}},
                rows);
@@ -133,12 +133,16 @@ std::string bench_tests_table(const json& tests) {
   std::vector<Row> rows;
   for (const json& t : tests) {
     const double roof = num(t, "roofline_fraction");
+    const std::string calibrated = str(t, "hardware_calibrated");
     rows.push_back({str(t, "model_desc"), str(t, "test"), fixed(num(t, "avg_ts"), 2), fixed(num(t, "stddev_ts"), 2),
+                    fixed(num(t, "predicted_ts"), 2),
+                    str(t, "hardware") + (calibrated.empty() ? "" : ", calibrated " + calibrated),
                     std::isfinite(roof) ? fixed(100 * roof, 1) : "", bytes_text(num(t, "session_bytes")),
                     bytes_text(num(t, "peak_rss"))});
   }
   return table({{"model", Align::kText}, {"test", Align::kText}, {"t/s", Align::kNumber}, {"± sd", Align::kNumber},
-                {"roofline %", Align::kNumber}, {"session bytes", Align::kNumber}, {"peak RSS", Align::kNumber}},
+                {"predicted t/s", Align::kNumber}, {"hardware profile", Align::kText}, {"roofline %", Align::kNumber},
+                {"session bytes", Align::kNumber}, {"peak RSS", Align::kNumber}},
                rows);
 }
 

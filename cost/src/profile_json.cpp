@@ -71,6 +71,9 @@ json profile_json(const Profile& p) {
   j["backend"] = p.backend;
   j["threads"] = p.threads;
   j["hardware"] = {{"name", hw.name},
+                   {"description", hw.description},
+                   {"calibrated", hw.calibrated},
+                   {"op_overhead_us", hw.op_overhead_us},
                    {"mem_bw_gbs", hw.mem_bw_gbs},
                    {"peak_tflops",
                     {{"f32", hw.peak_tflops_f32}, {"f16", hw.peak_tflops_f16}, {"bf16", hw.peak_tflops_bf16},

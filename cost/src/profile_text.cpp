@@ -69,15 +69,17 @@ void write_efficiency(std::ostream& out, const PhaseProfile& p, const Profile& p
 }
 
 void write_prediction(std::ostream& out, const PhaseProfile& p, const Profile& profile) {
-  out << "Predicted vs measured (" << p.name << ", roofline on " << profile.hardware.name << ")\n"
+  out << "Predicted vs measured (" << p.name << ", roofline on " << profile.hardware.name
+      << (profile.hardware.calibrated.empty() ? "" : ", calibrated " + profile.hardware.calibrated) << ")\n"
       << line("  %-10s %15s %14s %8s\n", "Layer", "Predicted (ms)", "Measured (ms)", "Ratio");
   for (const LayerRow& r : p.layers)
     out << line("  %-10s %15.4f %14.3f %8.2f\n", layer_name(r.layer).c_str(), r.predicted_ms, r.ms, r.ratio());
   out << line("  %-10s %15.4f %14.3f %8.2f\n", "TOTAL", p.predicted_ms, p.op_ms_sum,
               p.predicted_ms > 0 ? p.op_ms_sum / p.predicted_ms : 0.0)
       << "\n" << line("  %-10s %15s %14s %8s\n", "Op type", "Predicted (ms)", "Measured (ms)", "Ratio");
-  for (const OpTypeRow& r : p.op_types)
-    out << line("  %-10s %15.4f %14.3f %8.2f\n", r.op.c_str(), r.predicted_ms, r.total_ms, r.ratio());
+  for (const OpTypeRow& r : p.op_types)  // a view is predicted to take no time: no ratio
+    out << line("  %-10s %15.4f %14.3f %8s\n", r.op.c_str(), r.predicted_ms, r.total_ms,
+                r.predicted_ms > 0 ? line("%.2f", r.ratio()).c_str() : "-");
   out << "\n";
 }
 

@@ -9,7 +9,7 @@ void write_csv(std::ostream& out, const Analysis& a) {
                                         Metric::kSqrt, Metric::kFpow, Metric::kRead, Metric::kWrite};
   out << "index,name,op,layer,dtype,shape";
   for (Metric m : kMetrics) out << "," << metric_name(m);
-  out << ",tempsize" << (a.speed ? ",predicted_s,memory_bound" : "") << "\n";
+  out << ",tempsize" << (a.speed ? ",predicted_s,memory_bound,hardware,calibrated" : "") << "\n";
   for (size_t i = 0; i < a.cost.nodes.size(); ++i) {
     const NodeCost& nc = a.cost.nodes[i];
     const engine::Tensor& n = *nc.node;
@@ -20,7 +20,9 @@ void write_csv(std::ostream& out, const Analysis& a) {
         << shape;
     for (Metric m : kMetrics) out << "," << nc.counts.get(m);
     out << "," << nc.tempsize;
-    if (a.speed) out << "," << a.speed->step.nodes[i].time_s << "," << (a.speed->step.nodes[i].memory_bound ? 1 : 0);
+    if (a.speed)
+      out << "," << a.speed->step.nodes[i].time_s << "," << (a.speed->step.nodes[i].memory_bound ? 1 : 0) << ","
+          << a.speed->hardware.name << "," << a.speed->hardware.calibrated;
     out << "\n";
   }
 }

@@ -39,6 +39,7 @@ void write_json(std::ostream& out, const Analysis& a) {
   if (a.speed) {
     const Speed& s = *a.speed;
     j["speed"] = {{"hardware", s.hardware.name},          {"hardware_description", s.hardware.description},
+                  {"hardware_calibrated", s.hardware.calibrated},
                   {"op_overhead_us", s.hardware.op_overhead_us}, {"step_s", s.step.total_s},
                   {"decode_tok_s", s.decode_tok_s},       {"prefill_tok_s", s.prefill_tok_s},
                   {"prefill_tokens", s.prefill_tokens}};

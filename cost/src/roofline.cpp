@@ -1,5 +1,6 @@
 // Roofline prediction from a graph's static cost and a hardware profile.
 #include <algorithm>
+#include <map>
 #include <string>
 
 #include "cost/roofline.h"
@@ -33,14 +34,19 @@ Prediction predict(const GraphCost& cost, const HardwareProfile& hw) {
     const ComputeClass cls = compute_class(*nc.node);
     np.flops = nc.counts.arithmetic();
     np.bytes = nc.counts.bytes();
+    // A product's weight dtype picks the rates its kernels were calibrated at, where known.
+    const bool product = nc.node->op == engine::Op::MUL_MAT && nc.node->src[0];
+    const auto rate_of = [&](const std::map<engine::DType, double>& rates, double otherwise) {
+      if (!product) return otherwise;
+      const auto it = rates.find(nc.node->src[0]->type);
+      return it == rates.end() ? otherwise : it->second;
+    };
     if (np.flops > 0) {
-      double rate = hw.peak_tflops(cls);
-      if (nc.node->op == engine::Op::MUL_MAT && nc.node->src[0])
-        if (const auto it = hw.mul_mat_tflops.find(nc.node->src[0]->type); it != hw.mul_mat_tflops.end()) rate = it->second;
+      const double rate = rate_of(hw.mul_mat_tflops, hw.peak_tflops(cls));
       require_positive(rate, std::string(compute_class_name(cls)) + " peak rate", hw);
       np.compute_s = np.flops / (rate * 1e12);
     }
-    np.memory_s = np.bytes / (hw.mem_bw_gbs * 1e9);
+    np.memory_s = np.bytes / (rate_of(hw.mul_mat_gbs, hw.mem_bw_gbs) * 1e9);
     if (nc.node->op != engine::Op::NONE) np.overhead_s = hw.op_overhead_us * 1e-6;
     np.time_s = std::max(np.compute_s, np.memory_s) + np.overhead_s;
     np.memory_bound = np.memory_s > np.compute_s;

@@ -121,16 +121,20 @@ void add_bpe_vocab(GGUFWriter& w, int64_t n_vocab) {
 // Adds tensors with random values, or declares them without data.
 class WeightMaker {
  public:
-  WeightMaker(GGUFWriter& w, uint64_t seed, bool with_data) : w_(w), rng_(seed), with_data_(with_data) {}
+  WeightMaker(GGUFWriter& w, uint64_t seed, bool with_data, int64_t distinct_rows)
+      : w_(w), rng_(seed), with_data_(with_data), distinct_rows_(distinct_rows) {}
 
   void matrix(const std::string& name, DType type, int64_t ne0, int64_t ne1, float stddev) {
     if (!with_data_) return w_.add_tensor(name, type, {ne0, ne1}, {});
-    std::vector<float> values(static_cast<size_t>(ne0 * ne1));
+    const int64_t drawn = distinct_rows_ > 0 ? std::min(distinct_rows_, ne1) : ne1;
+    std::vector<float> values(static_cast<size_t>(ne0 * drawn));
     std::normal_distribution<float> dist(0.0f, stddev);
     for (float& v : values) v = dist(rng_);
-    std::vector<uint8_t> bytes(row_bytes(type, ne0) * static_cast<size_t>(ne1));
-    for (int64_t r = 0; r < ne1; ++r)
-      quantize_row(type, values.data() + r * ne0, bytes.data() + static_cast<size_t>(r) * row_bytes(type, ne0), ne0);
+    const size_t row = row_bytes(type, ne0);
+    std::vector<uint8_t> bytes(row * static_cast<size_t>(ne1));
+    for (int64_t r = 0; r < drawn; ++r) quantize_row(type, values.data() + r * ne0, bytes.data() + static_cast<size_t>(r) * row, ne0);
+    for (int64_t r = drawn; r < ne1; ++r)
+      std::memcpy(bytes.data() + static_cast<size_t>(r) * row, bytes.data() + static_cast<size_t>(r % drawn) * row, row);
     w_.add_tensor(name, type, {ne0, ne1}, std::move(bytes));
   }
 
@@ -153,6 +157,7 @@ class WeightMaker {
   GGUFWriter& w_;
   std::mt19937_64 rng_;
   bool with_data_;
+  int64_t distinct_rows_;
 };
 
 void write_llama(GGUFWriter& w, const SynthSpec& s, bool weights) {
@@ -168,7 +173,7 @@ void write_llama(GGUFWriter& w, const SynthSpec& s, bool weights) {
   w.set_f32("llama.attention.layer_norm_rms_epsilon", s.norm_eps);
   if (weights) add_spm_vocab(w, s.n_vocab);
 
-  WeightMaker m(w, s.seed, weights);
+  WeightMaker m(w, s.seed, weights, s.distinct_rows);
   const float stddev = 1.0f / std::sqrt(static_cast<float>(s.n_embd));
   m.matrix("token_embd.weight", s.type, s.n_embd, s.n_vocab, 1.0f);
   for (int64_t il = 0; il < s.n_layer; ++il) {
@@ -198,7 +203,7 @@ void write_gpt2(GGUFWriter& w, const SynthSpec& s, bool weights) {
   w.set_f32("gpt2.attention.layer_norm_epsilon", s.norm_eps);
   if (weights) add_bpe_vocab(w, s.n_vocab);
 
-  WeightMaker m(w, s.seed, weights);
+  WeightMaker m(w, s.seed, weights, s.distinct_rows);
   const float stddev = 1.0f / std::sqrt(static_cast<float>(s.n_embd));
   m.matrix("token_embd.weight", s.type, s.n_embd, s.n_vocab, 1.0f);
   m.matrix("position_embd.weight", s.type, s.n_embd, s.n_ctx_train, 0.1f);
@@ -228,6 +233,7 @@ GGUFWriter synthetic_model(const SynthSpec& s, bool weights) {
   if (s.arch != "llama" && s.arch != "gpt2") throw Error("synth: unsupported architecture '" + s.arch + "'");
   if (s.n_embd <= 0 || s.n_layer <= 0 || s.n_head <= 0 || s.n_head_kv <= 0 || s.n_ff <= 0 || s.n_ctx_train <= 0)
     throw Error("synth: every dimension must be positive");
+  if (s.distinct_rows < 0) throw Error("synth: distinct rows must be 0 (every row) or positive");
   if (s.n_embd % s.n_head != 0 || s.n_head % s.n_head_kv != 0)
     throw Error("synth: heads must divide the embedding and KV heads must divide heads");
   const int64_t min_vocab = s.arch == "llama" ? 259 : 257;

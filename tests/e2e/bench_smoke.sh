@@ -76,7 +76,7 @@ print("ok   peak RSS", [r["peak_rss"] >> 20 for r in records], "MiB")
 PY
 
 # --calibrate writes the profile the benchmarks use, which engine-cost --hw FILE predicts with.
-out=$(timeout 120 "$bench" --calibrate "$dir/cal.json" -t 2) || fail "--calibrate exited $?: $out"
+out=$(timeout 300 "$bench" --calibrate "$dir/cal.json" -t 2) || fail "--calibrate exited $?: $out"
 python3 - "$dir/cal.json" <<'PY' || fail "calibrated profile"
 import json, sys
 p = json.load(open(sys.argv[1]))
@@ -87,17 +87,28 @@ rates = p["mul_mat_tflops"]
 assert sorted(rates) == sorted(["f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K",
                                 "q5_K", "q6_K"]), rates
 assert all(r["value"] > 0 for r in rates.values()), rates
+bandwidths = p["mul_mat_gbs"]
+assert sorted(bandwidths) == sorted(rates) and all(b["value"] > 0 for b in bandwidths.values()), bandwidths
 print("ok   calibrated profile:", p["description"])
 PY
 predicted=$(timeout 60 "$cost" "$dir/m.gguf" --hw "$dir/cal.json") || fail "engine-cost --hw FILE exited $?"
 grep -Eq '^speed on cpu-local-calibrated \(.*plus [0-9.]+ us an op\)$' <<<"$predicted" && grep -q '^  profile .*calibrated' <<<"$predicted" \
   && echo "ok   engine-cost --hw reads the calibrated profile" || fail "engine-cost --hw FILE: $predicted"
 timeout 60 "$cost" "$dir/m.gguf" --hw "$dir/cal.json" --format json > "$dir/cost.json" || fail "engine-cost --hw FILE --format json"
-python3 - "$dir/cost.json" <<'PY' || fail "calibrated profile in the JSON view"
+python3 - "$dir/cost.json" "$dir/cal.json" <<'PY' || fail "calibrated profile in the JSON view"
 import json, sys
 speed = json.load(open(sys.argv[1]))["speed"]
 assert speed["hardware"] == "cpu-local-calibrated" and "calibrated" in speed["hardware_description"], speed
 assert speed["op_overhead_us"] > 0, speed
+assert speed["hardware_calibrated"] == json.load(open(sys.argv[2]))["calibrated"], speed
+PY
+timeout 60 "$cost" "$dir/m.gguf" --hw "$dir/cal.json" --format csv > "$dir/cost.csv" || fail "engine-cost --hw FILE --format csv"
+python3 - "$dir/cost.csv" "$dir/cal.json" <<'PY' || fail "calibrated profile in the CSV view"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+when = json.load(open(sys.argv[2]))["calibrated"]
+assert rows and all(r["hardware"] == "cpu-local-calibrated" and r["calibrated"] == when for r in rows), rows[0]
+print("ok   the CSV view names the calibrated profile and its date,", when)
 PY
 
 # Bad input: one error line, exit status 1, and nothing on stdout (no table header before the error).

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "engine/error.h"
+#include "engine/synth.h"
 
 using namespace engine;
 namespace fs = std::filesystem;
@@ -347,6 +348,33 @@ TEST(GGUFWriter, HeaderOnlyLeavesDataOut) {
   EXPECT_EQ(h->tensors()[1].offset, f->tensors()[1].offset);
   EXPECT_EQ(h->data_offset(), f->data_offset());
   expect_open_error(header, "tensor 'token_embd.weight' data runs past the end of the file");
+}
+
+// A synthesized matrix draws only its first distinct_rows rows; the rest repeat them in turn.
+TEST(SynthModel, DistinctRowsRepeatBeyondTheDrawnOnes) {
+  SynthSpec spec;
+  spec.type = DType::Q4_K;
+  spec.n_layer = 1;
+  spec.distinct_rows = 3;
+  auto f = GGUFFile::from_bytes("repeated", synthetic_model(spec, true).to_bytes());
+  const GGUFTensorInfo* up = f->find_tensor("blk.0.ffn_up.weight");
+  ASSERT_NE(up, nullptr);
+  const size_t row = up->nbytes / static_cast<size_t>(spec.n_ff);
+  const auto* bytes = static_cast<const uint8_t*>(f->tensor_data(*up));
+  auto same_rows = [&](const uint8_t* data, int64_t a, int64_t b) {
+    return std::equal(data + a * row, data + (a + 1) * row, data + b * row);
+  };
+  EXPECT_FALSE(same_rows(bytes, 0, 1));
+  EXPECT_FALSE(same_rows(bytes, 1, 2));
+  for (int64_t r = 3; r < spec.n_ff; ++r) ASSERT_TRUE(same_rows(bytes, r, r % 3)) << "row " << r;
+
+  spec.distinct_rows = 0;
+  auto all = GGUFFile::from_bytes("drawn", synthetic_model(spec, true).to_bytes());
+  const auto* drawn = static_cast<const uint8_t*>(all->tensor_data(*all->find_tensor("blk.0.ffn_up.weight")));
+  EXPECT_TRUE(same_rows(drawn, 0, 0));
+  EXPECT_FALSE(same_rows(drawn, 3, 0)) << "every row drawn by default";
+  spec.distinct_rows = -1;
+  EXPECT_THROW(synthetic_model(spec, true), Error);
 }
 
 TEST(GGUFGetters, ConvertCheckAndFallBack) {

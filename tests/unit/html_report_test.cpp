@@ -136,6 +136,22 @@ TEST(HtmlReport, BenchSweepsGiveThroughputAndMemoryChartsPerSweep) {
   EXPECT_EQ(count(tput, "<polyline class=\"mark\""), 4u);
 }
 
+// Predictions name the hardware profile they came from, and a calibrated one's date.
+TEST(HtmlReport, PredictionsNameTheirProfileAndItsCalibrationDate) {
+  json profile = small_profile();
+  EXPECT_EQ(render(&profile, nullptr).find("calibrated"), std::string::npos);
+  profile["hardware"]["calibrated"] = "2026-11-25 09:00 UTC";
+  EXPECT_NE(render(&profile, nullptr).find("hardware test-hw, calibrated 2026-11-25 09:00 UTC (10.0 GB/s)"),
+            std::string::npos);
+  const json bench = {{"tests",
+                       {{{"model_desc", "m"}, {"test", "tg128"}, {"avg_ts", 50.0}, {"stddev_ts", 1.0},
+                         {"predicted_ts", 47.25}, {"hardware", "cpu-local-calibrated"},
+                         {"hardware_calibrated", "2026-11-25 09:01 UTC"}}}}};
+  const std::string page = render(nullptr, &bench);
+  EXPECT_NE(page.find("<td class=\"r\">47.25</td>"), std::string::npos);
+  EXPECT_NE(page.find("cpu-local-calibrated, calibrated 2026-11-25 09:01 UTC"), std::string::npos);
+}
+
 TEST(HtmlReportScale, LogAxisSpansWholeDecadesWithATickEach) {
   cost::svg::Scale s = cost::svg::Scale::log(0.5, 300, "x");
   s.set_pixels(0, 400);

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include "cost/roofline.h"
 #include "engine/error.h"
@@ -203,4 +205,49 @@ TEST(Roofline, EachOpPaysTheProfilesFixedCostViewsNone) {
     EXPECT_DOUBLE_EQ(with.nodes[i].overhead_s, view ? 0 : 5e-6) << op_name(c.nodes[i].node->op);
     EXPECT_DOUBLE_EQ(with.nodes[i].time_s, without.nodes[i].time_s + with.nodes[i].overhead_s);
   }
+}
+
+// A product of a weight dtype the profile calibrated runs at that dtype's arithmetic rate and
+// bandwidth; other dtypes, and every other op, keep the class peak and the memory bandwidth.
+TEST(Roofline, CalibratedDtypesTakeTheirOwnRates) {
+  MatMulGraph q4(DType::Q4_0, 256, 512, 1), q8(DType::Q8_0, 256, 512, 1);
+  cost::HardwareProfile hw = h100();
+  hw.mul_mat_tflops[DType::Q4_0] = 0.5;
+  hw.mul_mat_gbs[DType::Q4_0] = 20;
+  const cost::GraphCost q4_cost = cost::analyze(q4.g, cost::CostModel::kDefault);
+  const cost::NodePrediction calibrated = cost::predict(q4_cost, hw).nodes[0];
+  EXPECT_DOUBLE_EQ(calibrated.compute_s, q4_cost.nodes[0].counts.arithmetic() / 0.5e12);
+  EXPECT_DOUBLE_EQ(calibrated.memory_s, q4_cost.nodes[0].counts.bytes() / 20e9);
+  const cost::NodePrediction datasheet = cost::predict(cost::analyze(q8.g, cost::CostModel::kDefault), hw).nodes[0];
+  const Expected e = roofline(DType::Q8_0, 256, 512, 1, 1979, 3350);
+  EXPECT_DOUBLE_EQ(datasheet.compute_s, e.compute_s);
+  EXPECT_DOUBLE_EQ(datasheet.memory_s, e.memory_s);
+
+  Graph g;
+  Tensor* x = g.new_tensor_2d(DType::F32, 64, 8, "x");
+  g.expand(g.add(x, x));
+  const cost::GraphCost add_cost = cost::analyze(g, cost::CostModel::kDefault);
+  EXPECT_DOUBLE_EQ(cost::predict(add_cost, hw).nodes[0].memory_s, add_cost.nodes[0].counts.bytes() / 3350e9);
+}
+
+// A profile file keeps every calibrated figure through write_profile and hardware_profile.
+TEST(Hardware, WrittenProfileReadsBackWithItsCalibratedRates) {
+  cost::HardwareProfile p = h100();
+  p.name = "h100-sxm-calibrated";
+  p.calibrated = "2026-11-25 09:00 UTC";
+  p.op_overhead_us = 4.5;
+  p.mul_mat_tflops = {{DType::Q4_K, 310.5}, {DType::F16, 640}};
+  p.mul_mat_gbs = {{DType::Q4_K, 2800}, {DType::F16, 3010.25}};
+  const std::string path = testing::TempDir() + "written-profile.json";
+  {
+    std::ofstream out(path);
+    cost::write_profile(p, out, "a test");
+  }
+  const cost::HardwareProfile back = cost::hardware_profile(path, 1);
+  EXPECT_EQ(back.name, p.name);
+  EXPECT_EQ(back.calibrated, p.calibrated);
+  EXPECT_DOUBLE_EQ(back.op_overhead_us, 4.5);
+  EXPECT_EQ(back.mul_mat_tflops, p.mul_mat_tflops);
+  EXPECT_EQ(back.mul_mat_gbs, p.mul_mat_gbs);
+  std::filesystem::remove(path);
 }

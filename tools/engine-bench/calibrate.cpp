@@ -1,9 +1,12 @@
-// engine-bench --calibrate: the rates this backend's own matrix products reach over a prompt,
-// per weight dtype, timed op by op on one-layer models synthesized for it and loaded as any
-// model is (so the packed layouts the backend makes of them are what runs).
+// engine-bench --calibrate: the rates this backend's own matrix products reach, per weight
+// dtype, timed op by op on models synthesized for it and loaded as any model is (so the packed
+// layouts the backend makes of them are what runs): arithmetic over a prompt, bandwidth over
+// decode steps whose weights are far beyond the last-level cache.
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <random>
 
@@ -15,8 +18,10 @@
 
 namespace {
 
-constexpr int64_t kPrompt = 256;  // tokens a calibration prompt has: one step
-constexpr int kRuns = 3;
+constexpr int64_t kPrompt = 512;  // tokens a calibration prompt has: one step, as pp512's
+constexpr int64_t kDecodeSteps = 16;
+constexpr double kDecodeWeightBytes = 256.0 * (1 << 20);  // beyond any last-level cache
+constexpr int kRuns = 5;
 
 // The weight dtypes the engine reads, each calibrated.
 constexpr engine::DType kWeightTypes[] = {
@@ -24,49 +29,39 @@ constexpr engine::DType kWeightTypes[] = {
     engine::DType::Q5_0, engine::DType::Q5_1, engine::DType::Q8_0, engine::DType::Q2_K, engine::DType::Q3_K,
     engine::DType::Q4_K, engine::DType::Q5_K, engine::DType::Q6_K};
 
-// One layer whose products take long enough to time: 1024 x 1024 attention and 1024 x 2816
-// feed-forward matrices (whole K-quant super-blocks).
-engine::SynthSpec calibration_model(engine::DType type) {
+// Layers of a 1B model's shape (2048 x 2048 attention, 2048 x 5632 feed-forward matrices),
+// whose rows repeat a few drawn ones: quick to synthesize at any size, and timed the same.
+engine::SynthSpec calibration_model(engine::DType type, int64_t n_layer) {
   engine::SynthSpec spec;
-  spec.n_embd = 1024;
-  spec.n_layer = 1;
-  spec.n_head = 8;
-  spec.n_head_kv = 8;
-  spec.n_ff = 2816;
+  spec.n_embd = 2048;
+  spec.n_head = 16;
+  spec.n_head_kv = 4;
+  spec.n_ff = 5632;
   spec.type = type;
+  spec.n_layer = n_layer;
+  spec.distinct_rows = 64;
   return spec;
 }
 
-// The rate of the `type` products of the session's profiled steps.
-double timed_rate(const engine::Session& session, const engine::KVCache& kv, engine::DType type) {
-  const std::vector<engine::OpTiming>& records = session.profiler().records();
-  double flops = 0, seconds = 0;
-  for (const engine::StepRecord& rec : session.steps()) {
-    const engine::StepGraph step = engine::build_step_graph(session.model(), kv, rec.shape);
-    // The arithmetic the cost model counts for a product (dequantization included), so that
-    // its predictions divide by the rate the same counts ran at.
-    const cost::GraphCost step_cost = cost::analyze(*step.graph, cost::CostModel::kDefault);
-    for (size_t i = 0; i < step_cost.nodes.size() && i < rec.n_records; ++i) {
-      const engine::Tensor* n = step_cost.nodes[i].node;
-      if (n->op != engine::Op::MUL_MAT || !n->src[0]->has(engine::kWeight) || n->src[0]->type != type) continue;
-      flops += step_cost.nodes[i].counts.arithmetic();
-      seconds += static_cast<double>(records[rec.first_record + i].ns) * 1e-9;
-    }
-  }
-  if (!(flops > 0 && seconds > 0))
-    throw engine::Error(fmt::format("calibration: no timed {} product", engine::dtype_name(type)));
-  return flops / seconds / 1e12;
+// Layers enough for kDecodeWeightBytes of `type` weights.
+int64_t decode_layers(engine::DType type) {
+  const engine::SynthSpec s = calibration_model(type, 1);
+  const int64_t n_embd_kv = s.n_embd / s.n_head * s.n_head_kv;
+  const double layer_bytes =
+      static_cast<double>(engine::row_bytes(type, s.n_embd)) * static_cast<double>(2 * s.n_embd + 2 * n_embd_kv + 2 * s.n_ff) +
+      static_cast<double>(engine::row_bytes(type, s.n_ff)) * static_cast<double>(s.n_embd);
+  return static_cast<int64_t>(std::ceil(kDecodeWeightBytes / layer_bytes));
 }
 
-// TFLOP/s of the products of `type` weights over a kPrompt-token prompt: the best of
-// kRuns after a warm-up (on a shared machine a run can lose its cores for a while).
-double product_tflops(const BenchOptions& opt, engine::DType type) {
+// A profiling session of opt's backend and device on the model `spec`, whose file is gone once loaded.
+std::unique_ptr<engine::Session> calibration_session(const BenchOptions& opt, const engine::SynthSpec& spec,
+                                                     int64_t n_ctx) {
   const std::filesystem::path path = std::filesystem::temp_directory_path() /
-                                     fmt::format("engine-calibrate-{}-{}.gguf", getpid(), engine::dtype_name(type));
-  engine::write_synthetic_model(calibration_model(type), path.string());
+                                     fmt::format("engine-calibrate-{}-{}.gguf", getpid(), engine::dtype_name(spec.type));
+  engine::write_synthetic_model(spec, path.string());
   engine::SessionParams params;
-  params.n_ctx = kPrompt;
-  params.n_ubatch = kPrompt;
+  params.n_ctx = n_ctx;
+  params.n_ubatch = n_ctx;
   params.n_threads = opt.threads;
   params.backend = opt.backend;
   params.device = opt.device;
@@ -80,24 +75,78 @@ double product_tflops(const BenchOptions& opt, engine::DType type) {
     throw;
   }
   std::filesystem::remove(path);
+  return session;
+}
+
+std::vector<int32_t> random_tokens(const engine::Session& session, int64_t n) {
   std::mt19937 rng(7);
-  std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(session->n_vocab() - 1));
-  std::vector<int32_t> tokens(kPrompt);
+  std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(session.n_vocab() - 1));
+  std::vector<int32_t> tokens(static_cast<size_t>(n));
   for (int32_t& t : tokens) t = pick(rng);
-  session->prefill(tokens);  // warm-up
-  const engine::KVCache kv(session->model().hparams(), session->n_ctx(), opt.kv_type);
-  double best = 0;
-  for (int run = 0; run < kRuns; ++run) {
-    session->reset();
-    session->clear_profile();
-    session->prefill(tokens);
-    best = std::max(best, timed_rate(*session, kv, type));
+  return tokens;
+}
+
+// What the session's profiled steps spent in products of `type` weights: the arithmetic and
+// bytes the cost model counts for them (dequantization included, so that its predictions divide
+// by rates the same counts ran at) and the profiler's time.
+struct TimedProducts {
+  double flops = 0, bytes = 0, seconds = 0;
+};
+
+TimedProducts timed_products(const engine::Session& session, engine::DType type) {
+  const engine::KVCache kv(session.model().hparams(), session.n_ctx(), session.params().kv_type);
+  const std::vector<engine::OpTiming>& records = session.profiler().records();
+  TimedProducts out;
+  for (const engine::StepRecord& rec : session.steps()) {
+    const engine::StepGraph step = engine::build_step_graph(session.model(), kv, rec.shape);
+    const cost::GraphCost step_cost = cost::analyze(*step.graph, cost::CostModel::kDefault);
+    for (size_t i = 0; i < step_cost.nodes.size() && i < rec.n_records; ++i) {
+      const engine::Tensor* n = step_cost.nodes[i].node;
+      if (n->op != engine::Op::MUL_MAT || !n->src[0]->has(engine::kWeight) || n->src[0]->type != type) continue;
+      out.flops += step_cost.nodes[i].counts.arithmetic();
+      out.bytes += step_cost.nodes[i].counts.bytes();
+      out.seconds += static_cast<double>(records[rec.first_record + i].ns) * 1e-9;
+    }
   }
-  return best;
+  if (!(out.flops > 0 && out.seconds > 0))
+    throw engine::Error(fmt::format("calibration: no timed {} product", engine::dtype_name(type)));
+  return out;
+}
+
+// The median of kRuns of `work` after a warm-up, each scored by `rate` over its `type` products:
+// what a typical run reaches, as the benchmarks' means are, and not one run that lost its cores.
+template <typename Work, typename Rate>
+double median_rate(engine::Session& session, engine::DType type, Work work, Rate rate) {
+  work();
+  std::vector<double> rates;
+  for (int run = 0; run < kRuns; ++run) {
+    session.reset();
+    session.clear_profile();
+    work();
+    rates.push_back(rate(timed_products(session, type)));
+  }
+  std::nth_element(rates.begin(), rates.begin() + kRuns / 2, rates.end());
+  return rates[kRuns / 2];
 }
 
 }  // namespace
 
 void calibrate_products(cost::HardwareProfile& profile, const BenchOptions& opt) {
-  for (engine::DType type : kWeightTypes) profile.mul_mat_tflops[type] = product_tflops(opt, type);
+  for (engine::DType type : kWeightTypes) {
+    {
+      const auto session = calibration_session(opt, calibration_model(type, 1), kPrompt);
+      const std::vector<int32_t> prompt = random_tokens(*session, kPrompt);
+      profile.mul_mat_tflops[type] = median_rate(*session, type, [&] { session->prefill(prompt); },
+                                               [](const TimedProducts& t) { return t.flops / t.seconds / 1e12; });
+    }
+    const auto session = calibration_session(opt, calibration_model(type, decode_layers(type)), kDecodeSteps + 1);
+    const std::vector<int32_t> tokens = random_tokens(*session, kDecodeSteps + 1);
+    profile.mul_mat_gbs[type] = median_rate(
+        *session, type,
+        [&] {
+          session->prefill(std::span(tokens).first(1));
+          for (int64_t i = 1; i <= kDecodeSteps; ++i) session->decode(tokens[static_cast<size_t>(i)]);
+        },
+        [](const TimedProducts& t) { return t.bytes / t.seconds / 1e9; });
+  }
 }

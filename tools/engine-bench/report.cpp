@@ -69,7 +69,8 @@ class MarkdownReport : public BenchReport {
     const cost::HardwareProfile& hw = c_.hardware;
     out_ << fmt::format("hardware profile {} ({}): {:.1f} GB/s, {:.2f} TFLOP/s f32, {:.1f} us an op; predicted = t/s of "
                         "the cost model's roofline on it (each node the slower of its bytes at that bandwidth and its "
-                        "arithmetic at its class's peak, plus the fixed cost of an op); roofline = bytes a decode step "
+                        "arithmetic at its class's peak, a product's at the rates calibrated for its weight dtype where "
+                        "the profile has them, plus the fixed cost of an op); roofline = bytes a decode step "
                         "reads and writes (weights + KV cache at that depth) x t/s / bandwidth\n",
                         hw.name, hw.description, hw.mem_bw_gbs, hw.peak_tflops_f32, hw.op_overhead_us);
   }
@@ -129,15 +130,16 @@ class CsvReport : public BenchReport {
   void add(const ModelInfo& m, const TestResult& r) override {
     if (!started_)
       out_ << "model_path,model_desc,model_size,model_params,dtype_mix,backend,threads,kv_type,n_prompt,n_gen,n_depth,"
-              "test,reps,avg_ts,stddev_ts,samples_ts,predicted_ts,hardware,decode_step_bytes,bandwidth_gbs,roofline_fraction,"
+              "test,reps,avg_ts,stddev_ts,samples_ts,predicted_ts,hardware,hardware_calibrated,decode_step_bytes,bandwidth_gbs,roofline_fraction,"
               "weights_bytes,kv_cache_bytes,compute_buffer_bytes,peak_rss\n";
     started_ = true;
     const bool gen = is_gen(r);
-    out_ << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(m.path),
+    out_ << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(m.path),
                         csv_field(m.description), m.size_bytes, m.params, dtype_mix_text(m, false),
                         c_.backend, c_.threads, engine::dtype_name(c_.kv_type), gen ? 0 : r.test.n_tokens,
                         gen ? r.test.n_tokens : 0, r.test.depth, r.test.name(), r.samples_ts.size(), r.mean_ts,
                         r.stddev_ts, fmt::join(r.samples_ts, ";"), r.predicted_ts, csv_field(c_.hardware.name),
+                        csv_field(c_.hardware.calibrated),
                         gen ? fmt::format("{}", r.step_bytes) : "", c_.hardware.mem_bw_gbs,
                         gen ? fmt::format("{}", r.roofline_fraction) : "", r.memory.weights, r.memory.kv_cache,
                         r.memory.compute_buffer, r.peak_rss);
@@ -189,6 +191,7 @@ nlohmann::json test_record(const ModelInfo& m, const TestResult& r, const BenchC
       {"decode_step_bytes", gen ? nlohmann::json(r.step_bytes) : nlohmann::json()},
       {"predicted_ts", r.predicted_ts},
       {"hardware", c.hardware.name},
+      {"hardware_calibrated", c.hardware.calibrated},
       {"bandwidth_gbs", c.hardware.mem_bw_gbs},
       {"roofline_fraction", gen ? nlohmann::json(r.roofline_fraction) : nlohmann::json()},
       {"weights_bytes", r.memory.weights},

@@ -34,6 +34,10 @@ struct HardwareProfile {
   // engine-bench --calibrate); a MUL_MAT of a weight dtype listed here takes its rate instead
   // of its compute class's peak.
   std::map<engine::DType, double> mul_mat_tflops;
+  // The bandwidth the backend's matrix products reach reading weights of each dtype a token at a
+  // time (GB/s, engine-bench --calibrate, weights beyond the last-level cache); a MUL_MAT of a
+  // weight dtype listed here reads at it instead of mem_bw_gbs.
+  std::map<engine::DType, double> mul_mat_gbs;
   std::string calibrated;  // when engine-bench --calibrate measured it ("2026-11-25 08:03 UTC"); empty otherwise
   std::vector<std::string> device_names;  // the names drivers report for it ("NVIDIA H100 80GB HBM3")
 

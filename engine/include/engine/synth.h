@@ -24,6 +24,9 @@ struct SynthSpec {
   float norm_eps = 1e-5f;
   bool tied_embeddings = false;  // no output.weight: the token embedding serves as output
   uint64_t seed = 42;
+  // Rows of each matrix drawn at random; the rest repeat them (0: every row). For a model whose
+  // size matters and not its values (timing), which is then quick to make at any size.
+  int64_t distinct_rows = 0;
 };
 
 // The model as a GGUF writer. With weights = false the tensors are declared without data
