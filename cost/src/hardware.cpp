@@ -77,6 +77,7 @@ HardwareProfile parse_profile(std::string_view content, const std::string& where
   if (j.contains("op_overhead_us")) p.op_overhead_us = figure(j, "op_overhead_us", where);
   if (j.contains("calibrated")) p.calibrated = text(j, "calibrated", where);
   p.mul_mat_tflops = rates_per_dtype(j, "mul_mat_tflops", where);
+  p.mul_mat_short_tflops = rates_per_dtype(j, "mul_mat_short_tflops", where);
   p.mul_mat_gbs = rates_per_dtype(j, "mul_mat_gbs", where);
   if (const auto names = j.find("device_names"); names != j.end()) {
     if (!names->is_array()) throw engine::Error(where + " key 'device_names' must be an array of strings");
@@ -181,8 +182,12 @@ void write_profile(const HardwareProfile& p, std::ostream& out, std::string_view
               {"int8", fig(p.peak_tflops_int8)}}}};
   if (p.op_overhead_us > 0) j["op_overhead_us"] = fig(p.op_overhead_us);
   if (!p.calibrated.empty()) j["calibrated"] = p.calibrated;
-  for (const auto& [dtype, rate] : p.mul_mat_tflops) j["mul_mat_tflops"][std::string(engine::dtype_name(dtype))] = fig(rate);
-  for (const auto& [dtype, rate] : p.mul_mat_gbs) j["mul_mat_gbs"][std::string(engine::dtype_name(dtype))] = fig(rate);
+  const auto rates = [&](const char* key, const std::map<engine::DType, double>& per_dtype) {
+    for (const auto& [dtype, rate] : per_dtype) j[key][std::string(engine::dtype_name(dtype))] = fig(rate);
+  };
+  rates("mul_mat_tflops", p.mul_mat_tflops);
+  rates("mul_mat_short_tflops", p.mul_mat_short_tflops);
+  rates("mul_mat_gbs", p.mul_mat_gbs);
   if (!p.device_names.empty()) j["device_names"] = p.device_names;
   out << j.dump(2) << "\n";
 }

@@ -1,5 +1,6 @@
 // Roofline prediction from a graph's static cost and a hardware profile.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -11,6 +12,36 @@ namespace {
 
 void require_positive(double rate, const std::string& what, const HardwareProfile& hw) {
   if (!(rate > 0)) throw engine::Error("hardware profile '" + hw.name + "' has no positive " + what);
+}
+
+double rate_of(const std::map<engine::DType, double>& rates, engine::DType type, double otherwise) {
+  const auto it = rates.find(type);
+  return it == rates.end() ? otherwise : it->second;
+}
+
+// The arithmetic time of a product of `weight` by `columns` activation columns, `flops` in all.
+// From kShortPrompt columns on: at the calibrated short-prompt rate there, the long-prompt rate
+// from kLongPrompt on, in between at a rate interpolated in log(columns). Below kShortPrompt,
+// where kernels run a few columns at a time, the time per column goes geometrically from a
+// decode step's (the weight at the calibrated bandwidth) to the short prompt's. Uncalibrated
+// dtypes take the class peak.
+double product_compute_s(const HardwareProfile& hw, const engine::Tensor& weight, int64_t columns, double flops,
+                         double peak) {
+  using P = HardwareProfile;
+  const double long_rate = rate_of(hw.mul_mat_tflops, weight.type, peak) * 1e12;
+  const double short_rate = rate_of(hw.mul_mat_short_tflops, weight.type, long_rate / 1e12) * 1e12;
+  const double n = static_cast<double>(columns);
+  if (columns >= P::kLongPrompt) return flops / long_rate;
+  if (columns >= P::kShortPrompt) {
+    const double at = std::log(n / P::kShortPrompt) / std::log(static_cast<double>(P::kLongPrompt) / P::kShortPrompt);
+    return flops / (short_rate + at * (long_rate - short_rate));
+  }
+  const auto gbs = hw.mul_mat_gbs.find(weight.type);
+  if (gbs == hw.mul_mat_gbs.end() || !hw.mul_mat_short_tflops.contains(weight.type)) return flops / short_rate;
+  const double decode_column_s = static_cast<double>(weight.nbytes()) / (gbs->second * 1e9);
+  const double prompt_column_s = flops / n / short_rate;
+  const double at = std::log(n) / std::log(static_cast<double>(P::kShortPrompt));
+  return n * std::pow(decode_column_s, 1 - at) * std::pow(prompt_column_s, at);
 }
 
 }  // namespace
@@ -34,19 +65,18 @@ Prediction predict(const GraphCost& cost, const HardwareProfile& hw) {
     const ComputeClass cls = compute_class(*nc.node);
     np.flops = nc.counts.arithmetic();
     np.bytes = nc.counts.bytes();
-    // A product's weight dtype picks the rates its kernels were calibrated at, where known.
-    const bool product = nc.node->op == engine::Op::MUL_MAT && nc.node->src[0];
-    const auto rate_of = [&](const std::map<engine::DType, double>& rates, double otherwise) {
-      if (!product) return otherwise;
-      const auto it = rates.find(nc.node->src[0]->type);
-      return it == rates.end() ? otherwise : it->second;
-    };
+    // A product of weights runs at the rates its kernels were calibrated at for their dtype.
+    const engine::Tensor* weight = nc.node->op == engine::Op::MUL_MAT && nc.node->src[0] &&
+                                           nc.node->src[0]->has(engine::kWeight)
+                                       ? nc.node->src[0]
+                                       : nullptr;
     if (np.flops > 0) {
-      const double rate = rate_of(hw.mul_mat_tflops, hw.peak_tflops(cls));
-      require_positive(rate, std::string(compute_class_name(cls)) + " peak rate", hw);
-      np.compute_s = np.flops / (rate * 1e12);
+      const double peak = hw.peak_tflops(cls);
+      require_positive(weight ? rate_of(hw.mul_mat_tflops, weight->type, peak) : peak,
+                       std::string(compute_class_name(cls)) + " peak rate", hw);
+      np.compute_s = weight ? product_compute_s(hw, *weight, nc.node->nrows(), np.flops, peak) : np.flops / (peak * 1e12);
     }
-    np.memory_s = np.bytes / (rate_of(hw.mul_mat_gbs, hw.mem_bw_gbs) * 1e9);
+    np.memory_s = np.bytes / ((weight ? rate_of(hw.mul_mat_gbs, weight->type, hw.mem_bw_gbs) : hw.mem_bw_gbs) * 1e9);
     if (nc.node->op != engine::Op::NONE) np.overhead_s = hw.op_overhead_us * 1e-6;
     np.time_s = std::max(np.compute_s, np.memory_s) + np.overhead_s;
     np.memory_bound = np.memory_s > np.compute_s;

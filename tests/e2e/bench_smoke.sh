@@ -87,8 +87,8 @@ rates = p["mul_mat_tflops"]
 assert sorted(rates) == sorted(["f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K",
                                 "q5_K", "q6_K"]), rates
 assert all(r["value"] > 0 for r in rates.values()), rates
-bandwidths = p["mul_mat_gbs"]
-assert sorted(bandwidths) == sorted(rates) and all(b["value"] > 0 for b in bandwidths.values()), bandwidths
+for key in ("mul_mat_short_tflops", "mul_mat_gbs"):
+    assert sorted(p[key]) == sorted(rates) and all(r["value"] > 0 for r in p[key].values()), (key, p[key])
 print("ok   calibrated profile:", p["description"])
 PY
 predicted=$(timeout 60 "$cost" "$dir/m.gguf" --hw "$dir/cal.json") || fail "engine-cost --hw FILE exited $?"
@@ -109,6 +109,18 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 when = json.load(open(sys.argv[2]))["calibrated"]
 assert rows and all(r["hardware"] == "cpu-local-calibrated" and r["calibrated"] == when for r in rows), rows[0]
 print("ok   the CSV view names the calibrated profile and its date,", when)
+PY
+# A profile written earlier predicts later benchmarks: --hw FILE.
+timeout 120 "$bench" -m "$dir/m.gguf" -p 16 -n 4 -r 1 -t 2 -o csv --hw "$dir/cal.json" > "$dir/hw.csv" \
+  || fail "engine-bench --hw FILE exited $?"
+python3 - "$dir/hw.csv" "$dir/cal.json" <<'PY' || fail "engine-bench --hw FILE"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+when = json.load(open(sys.argv[2]))["calibrated"]
+assert [r["test"] for r in rows] == ["pp16", "tg4"], rows
+assert all(r["hardware"] == "cpu-local-calibrated" and r["hardware_calibrated"] == when and float(r["predicted_ts"]) > 0
+           for r in rows), rows
+print("ok   engine-bench --hw FILE predicts with it")
 PY
 
 # Bad input: one error line, exit status 1, and nothing on stdout (no table header before the error).
@@ -140,5 +152,7 @@ expect_error "sweep with -d" "depth excludes --sweep-tg" -m "$dir/m.gguf" --swee
 expect_error "sweep tg below 0" "sweep-tg: -1 is outside 0 to" -m "$dir/m.gguf" --sweep-tg -1
 expect_error "gen not a number" "n-gen: 'abc' is not a whole number" -m "$dir/m.gguf" -n abc
 expect_error "calibrate to non-json" "calibrate: '$dir/cal.txt' must end in .json" --calibrate "$dir/cal.txt"
+expect_error "unknown profile" "unknown hardware profile 'tpu-v9'" -m "$dir/m.gguf" --hw tpu-v9
+expect_error "calibrate and --hw" "calibrate excludes --hw" -m "$dir/m.gguf" --hw h100-sxm --calibrate "$dir/c.json"
 echo "$failures failures"
 [[ $failures -eq 0 ]]

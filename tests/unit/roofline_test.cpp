@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -24,6 +25,7 @@ struct MatMulGraph {
   Tensor* product;
   MatMulGraph(DType weight_type, int64_t k, int64_t m, int64_t n) {
     Tensor* w = g.new_tensor_2d(weight_type, k, m, "w");
+    w->flags |= kWeight;
     Tensor* x = g.new_tensor_2d(DType::F32, k, n, "x");
     product = g.mul_mat(w, x);
     g.expand(product);
@@ -225,9 +227,47 @@ TEST(Roofline, CalibratedDtypesTakeTheirOwnRates) {
 
   Graph g;
   Tensor* x = g.new_tensor_2d(DType::F32, 64, 8, "x");
+  Tensor* activations = g.new_tensor_2d(DType::Q4_0, 64, 8, "not a weight");
   g.expand(g.add(x, x));
+  g.expand(g.mul_mat(activations, x));
   const cost::GraphCost add_cost = cost::analyze(g, cost::CostModel::kDefault);
   EXPECT_DOUBLE_EQ(cost::predict(add_cost, hw).nodes[0].memory_s, add_cost.nodes[0].counts.bytes() / 3350e9);
+  EXPECT_DOUBLE_EQ(cost::predict(add_cost, hw).nodes[1].memory_s, add_cost.nodes[1].counts.bytes() / 3350e9)
+      << "a product of no weight keeps the profile's bandwidth";
+}
+
+// A product's arithmetic rate follows its columns: the short-prompt rate up to 16, the long one
+// from 512, in between interpolated in log(columns).
+TEST(Roofline, ProductRateFollowsItsColumns) {
+  cost::HardwareProfile hw = h100();
+  hw.mul_mat_short_tflops[DType::Q4_0] = 0.1;
+  hw.mul_mat_tflops[DType::Q4_0] = 0.4;
+  const auto rate = [&](int64_t columns) {
+    MatMulGraph m(DType::Q4_0, 256, 512, columns);
+    const cost::GraphCost c = cost::analyze(m.g, cost::CostModel::kDefault);
+    return c.nodes[0].counts.arithmetic() / cost::predict(c, hw).nodes[0].compute_s / 1e12;
+  };
+  EXPECT_NEAR(rate(4), 0.1, 1e-12);
+  EXPECT_NEAR(rate(16), 0.1, 1e-12);
+  EXPECT_NEAR(rate(64), 0.1 + 0.3 * 2.0 / 5.0, 1e-12);  // log(64/16) / log(512/16) = 2/5
+  EXPECT_NEAR(rate(512), 0.4, 1e-12);
+  EXPECT_NEAR(rate(2048), 0.4, 1e-12);
+
+  // Below 16 columns, with the dtype's bandwidth known: the time per column goes geometrically
+  // from a decode step's (the weight at that bandwidth) to the 16-column prompt's.
+  hw.mul_mat_gbs[DType::Q4_0] = 20;
+  const auto compute_s = [&](int64_t columns) {
+    MatMulGraph m(DType::Q4_0, 256, 512, columns);
+    return cost::predict(cost::analyze(m.g, cost::CostModel::kDefault), hw).nodes[0].compute_s;
+  };
+  const double decode_column_s = static_cast<double>(row_bytes(DType::Q4_0, 256)) * 512 / 20e9;
+  const double prompt_column_s = compute_s(16) / 16;
+  EXPECT_NEAR(compute_s(1), decode_column_s, 1e-15);
+  EXPECT_NEAR(compute_s(4), 4 * std::sqrt(decode_column_s * prompt_column_s), 1e-15);  // log 4 / log 16 = 1/2
+  EXPECT_NEAR(rate(64), 0.1 + 0.3 * 2.0 / 5.0, 1e-12) << "from 16 columns on, as without it";
+
+  hw.mul_mat_short_tflops.clear();
+  EXPECT_NEAR(rate(4), 0.4, 1e-12) << "without a short-prompt rate, the long one";
 }
 
 // A profile file keeps every calibrated figure through write_profile and hardware_profile.
@@ -237,6 +277,7 @@ TEST(Hardware, WrittenProfileReadsBackWithItsCalibratedRates) {
   p.calibrated = "2026-11-25 09:00 UTC";
   p.op_overhead_us = 4.5;
   p.mul_mat_tflops = {{DType::Q4_K, 310.5}, {DType::F16, 640}};
+  p.mul_mat_short_tflops = {{DType::Q4_K, 80.5}};
   p.mul_mat_gbs = {{DType::Q4_K, 2800}, {DType::F16, 3010.25}};
   const std::string path = testing::TempDir() + "written-profile.json";
   {
@@ -248,6 +289,7 @@ TEST(Hardware, WrittenProfileReadsBackWithItsCalibratedRates) {
   EXPECT_EQ(back.calibrated, p.calibrated);
   EXPECT_DOUBLE_EQ(back.op_overhead_us, 4.5);
   EXPECT_EQ(back.mul_mat_tflops, p.mul_mat_tflops);
+  EXPECT_EQ(back.mul_mat_short_tflops, p.mul_mat_short_tflops);
   EXPECT_EQ(back.mul_mat_gbs, p.mul_mat_gbs);
   std::filesystem::remove(path);
 }

@@ -86,9 +86,9 @@ size_t peak_rss_bytes();
 // Resets the peak to the current RSS (Linux /proc/self/clear_refs); false when refused.
 bool reset_peak_rss();
 
-// Sets profile.mul_mat_tflops and mul_mat_gbs: the arithmetic rate opt's backend and device reach
-// in a prompt's matrix products and the bandwidth in a decode step's, for every weight dtype
-// (calibrate.cpp). Throws engine::Error where one cannot be timed.
+// Sets profile.mul_mat_tflops, mul_mat_short_tflops and mul_mat_gbs: the arithmetic rates opt's
+// backend and device reach in a long and a short prompt's matrix products and the bandwidth in a
+// decode step's, for every weight dtype (calibrate.cpp). Throws engine::Error where one cannot be timed.
 void calibrate_products(cost::HardwareProfile& profile, const BenchOptions& opt);
 
 // Runs `test` opt.reps times after one warm-up on a session of the model. Throws

@@ -1,7 +1,7 @@
 // engine-bench --calibrate: the rates this backend's own matrix products reach, per weight
 // dtype, timed op by op on models synthesized for it and loaded as any model is (so the packed
-// layouts the backend makes of them are what runs): arithmetic over a prompt, bandwidth over
-// decode steps whose weights are far beyond the last-level cache.
+// layouts the backend makes of them are what runs): arithmetic over a long and a short prompt,
+// bandwidth over decode steps whose weights are far beyond the last-level cache.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -18,7 +18,6 @@
 
 namespace {
 
-constexpr int64_t kPrompt = 512;  // tokens a calibration prompt has: one step, as pp512's
 constexpr int64_t kDecodeSteps = 16;
 constexpr double kDecodeWeightBytes = 256.0 * (1 << 20);  // beyond any last-level cache
 constexpr int kRuns = 5;
@@ -43,14 +42,14 @@ engine::SynthSpec calibration_model(engine::DType type, int64_t n_layer) {
   return spec;
 }
 
-// Layers enough for kDecodeWeightBytes of `type` weights.
+// Layers enough for kDecodeWeightBytes of `type` weights, and two at least.
 int64_t decode_layers(engine::DType type) {
   const engine::SynthSpec s = calibration_model(type, 1);
   const int64_t n_embd_kv = s.n_embd / s.n_head * s.n_head_kv;
   const double layer_bytes =
       static_cast<double>(engine::row_bytes(type, s.n_embd)) * static_cast<double>(2 * s.n_embd + 2 * n_embd_kv + 2 * s.n_ff) +
       static_cast<double>(engine::row_bytes(type, s.n_ff)) * static_cast<double>(s.n_embd);
-  return static_cast<int64_t>(std::ceil(kDecodeWeightBytes / layer_bytes));
+  return std::max<int64_t>(2, static_cast<int64_t>(std::ceil(kDecodeWeightBytes / layer_bytes)));
 }
 
 // A profiling session of opt's backend and device on the model `spec`, whose file is gone once loaded.
@@ -86,9 +85,10 @@ std::vector<int32_t> random_tokens(const engine::Session& session, int64_t n) {
   return tokens;
 }
 
-// What the session's profiled steps spent in products of `type` weights: the arithmetic and
-// bytes the cost model counts for them (dequantization included, so that its predictions divide
-// by rates the same counts ran at) and the profiler's time.
+// What the session's profiled steps spent in products of `type` weights outside the last layer
+// (whose feed-forward takes only the rows whose logits are wanted, one column of a prompt): the
+// arithmetic and bytes the cost model counts for them (dequantization included, so that its
+// predictions divide by rates the same counts ran at) and the profiler's time.
 struct TimedProducts {
   double flops = 0, bytes = 0, seconds = 0;
 };
@@ -103,6 +103,7 @@ TimedProducts timed_products(const engine::Session& session, engine::DType type)
     for (size_t i = 0; i < step_cost.nodes.size() && i < rec.n_records; ++i) {
       const engine::Tensor* n = step_cost.nodes[i].node;
       if (n->op != engine::Op::MUL_MAT || !n->src[0]->has(engine::kWeight) || n->src[0]->type != type) continue;
+      if (n->layer < 0 || n->layer + 1 >= session.model().hparams().n_layer) continue;
       out.flops += step_cost.nodes[i].counts.arithmetic();
       out.bytes += step_cost.nodes[i].counts.bytes();
       out.seconds += static_cast<double>(records[rec.first_record + i].ns) * 1e-9;
@@ -117,13 +118,12 @@ TimedProducts timed_products(const engine::Session& session, engine::DType type)
 // what a typical run reaches, as the benchmarks' means are, and not one run that lost its cores.
 template <typename Work, typename Rate>
 double median_rate(engine::Session& session, engine::DType type, Work work, Rate rate) {
-  work();
   std::vector<double> rates;
-  for (int run = 0; run < kRuns; ++run) {
+  for (int run = -1; run < kRuns; ++run) {  // run -1: the warm-up
     session.reset();
     session.clear_profile();
     work();
-    rates.push_back(rate(timed_products(session, type)));
+    if (run >= 0) rates.push_back(rate(timed_products(session, type)));
   }
   std::nth_element(rates.begin(), rates.begin() + kRuns / 2, rates.end());
   return rates[kRuns / 2];
@@ -134,10 +134,16 @@ double median_rate(engine::Session& session, engine::DType type, Work work, Rate
 void calibrate_products(cost::HardwareProfile& profile, const BenchOptions& opt) {
   for (engine::DType type : kWeightTypes) {
     {
-      const auto session = calibration_session(opt, calibration_model(type, 1), kPrompt);
-      const std::vector<int32_t> prompt = random_tokens(*session, kPrompt);
-      profile.mul_mat_tflops[type] = median_rate(*session, type, [&] { session->prefill(prompt); },
-                                               [](const TimedProducts& t) { return t.flops / t.seconds / 1e12; });
+      // Prompts of the lengths the profile's rates are for, each one step.
+      using Profile = cost::HardwareProfile;
+      const auto session = calibration_session(opt, calibration_model(type, 2), Profile::kLongPrompt);
+      const std::vector<int32_t> tokens = random_tokens(*session, Profile::kLongPrompt);
+      const auto tflops = [](const TimedProducts& t) { return t.flops / t.seconds / 1e12; };
+      const auto prompt_rate = [&](int64_t n) {
+        return median_rate(*session, type, [&] { session->prefill(std::span(tokens).first(static_cast<size_t>(n))); }, tflops);
+      };
+      profile.mul_mat_tflops[type] = prompt_rate(Profile::kLongPrompt);
+      profile.mul_mat_short_tflops[type] = prompt_rate(Profile::kShortPrompt);
     }
     const auto session = calibration_session(opt, calibration_model(type, decode_layers(type)), kDecodeSteps + 1);
     const std::vector<int32_t> tokens = random_tokens(*session, kDecodeSteps + 1);

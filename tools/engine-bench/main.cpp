@@ -164,11 +164,16 @@ int main(int argc, char** argv) {
   app.add_option("--report", opt.report_html, "also write a self-contained HTML report (tables, charts) to this file")
       ->check(tool_cli::writable_file);
   app.add_option("-o,--output", format, "md | csv | json")->check(CLI::IsMember({"md", "csv", "json"}));
-  std::string calibrate_path;
-  app.add_option("--calibrate", calibrate_path,
-                 "measure the device's hardware profile (bandwidth, compute, an op's fixed cost on this backend), "
-                 "write it to this .json file for engine-cost --hw FILE, then run the benchmarks of any -m, predicted with it")
-      ->check(tool_cli::writable_file);
+  std::string calibrate_path, hardware;
+  auto* calibrate_opt =
+      app.add_option("--calibrate", calibrate_path,
+                     "measure the device's hardware profile (bandwidth, compute, an op's fixed cost on this backend), "
+                     "write it to this .json file for engine-cost --hw FILE, then run the benchmarks of any -m, predicted with it")
+          ->check(tool_cli::writable_file);
+  app.add_option("--hw", hardware,
+                 "hardware profile the predictions use (engine-cost --hw list, or a --calibrate file; default: the device's)")
+      ->check(tool_cli::checked_by(cost::check_hardware_name, "PROFILE"))
+      ->excludes(calibrate_opt);
   if (const auto exit_code = tool_cli::parse(app, argc, argv, "engine-bench")) return *exit_code;
   if (list_devices) return tool_cli::print_devices();
   if (!calibrate_path.empty() && !calibrate_path.ends_with(".json")) {
@@ -184,9 +189,10 @@ int main(int argc, char** argv) {
   if (opt.threads == 0) opt.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   spdlog::set_level(spdlog::level::warn);
   try {
-    std::optional<cost::HardwareProfile> calibrated;
-    if (!calibrate_path.empty()) calibrated = calibrate(opt, calibrate_path);
-    if (!opt.models.empty()) run(opt, format, calibrated);
+    std::optional<cost::HardwareProfile> profile;
+    if (!calibrate_path.empty()) profile = calibrate(opt, calibrate_path);
+    if (!hardware.empty()) profile = cost::hardware_profile(hardware, opt.threads, cost::OpProbe{opt.backend, opt.device});
+    if (!opt.models.empty()) run(opt, format, profile);
   } catch (const std::exception& e) {
     std::cout.flush();
     std::fprintf(stderr, "engine-bench: error: %s\n", e.what());

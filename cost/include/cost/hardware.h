@@ -30,14 +30,14 @@ struct HardwareProfile {
   // What each op the backend runs costs besides its bytes and arithmetic: a kernel launch or
   // dispatch, a thread pool's fork and join. Microseconds; 0 where none is known.
   double op_overhead_us = 0;
-  // The rates the backend's matrix products reach over a prompt, per weight dtype (TFLOP/s,
-  // engine-bench --calibrate); a MUL_MAT of a weight dtype listed here takes its rate instead
-  // of its compute class's peak.
+  // The rates the backend's products of weights reach, per weight dtype (engine-bench
+  // --calibrate): TFLOP/s over a kLongPrompt-token prompt and over a kShortPrompt-token one, and
+  // GB/s a token at a time (weights beyond the last-level cache). A weight product of a dtype
+  // listed here takes these instead of its compute class's peak and mem_bw_gbs (roofline.h).
   std::map<engine::DType, double> mul_mat_tflops;
-  // The bandwidth the backend's matrix products reach reading weights of each dtype a token at a
-  // time (GB/s, engine-bench --calibrate, weights beyond the last-level cache); a MUL_MAT of a
-  // weight dtype listed here reads at it instead of mem_bw_gbs.
+  std::map<engine::DType, double> mul_mat_short_tflops;
   std::map<engine::DType, double> mul_mat_gbs;
+  static constexpr int64_t kLongPrompt = 512, kShortPrompt = 16;
   std::string calibrated;  // when engine-bench --calibrate measured it ("2026-11-25 08:03 UTC"); empty otherwise
   std::vector<std::string> device_names;  // the names drivers report for it ("NVIDIA H100 80GB HBM3")
 
