@@ -209,8 +209,8 @@ TEST(Roofline, EachOpPaysTheProfilesFixedCostViewsNone) {
   }
 }
 
-// A product of a weight dtype the profile calibrated runs at that dtype's arithmetic rate and
-// bandwidth; other dtypes, and every other op, keep the class peak and the memory bandwidth.
+// A product of a dtype the profile calibrated runs at that dtype's arithmetic rate and bandwidth;
+// other dtypes, and every other op, keep the class peak and the memory bandwidth.
 TEST(Roofline, CalibratedDtypesTakeTheirOwnRates) {
   MatMulGraph q4(DType::Q4_0, 256, 512, 1), q8(DType::Q8_0, 256, 512, 1);
   cost::HardwareProfile hw = h100();
@@ -227,13 +227,15 @@ TEST(Roofline, CalibratedDtypesTakeTheirOwnRates) {
 
   Graph g;
   Tensor* x = g.new_tensor_2d(DType::F32, 64, 8, "x");
-  Tensor* activations = g.new_tensor_2d(DType::Q4_0, 64, 8, "not a weight");
+  Tensor* keys = g.new_tensor_2d(DType::Q4_0, 64, 8, "not a weight");
   g.expand(g.add(x, x));
-  g.expand(g.mul_mat(activations, x));
+  g.expand(g.mul_mat(keys, x));
   const cost::GraphCost add_cost = cost::analyze(g, cost::CostModel::kDefault);
   EXPECT_DOUBLE_EQ(cost::predict(add_cost, hw).nodes[0].memory_s, add_cost.nodes[0].counts.bytes() / 3350e9);
-  EXPECT_DOUBLE_EQ(cost::predict(add_cost, hw).nodes[1].memory_s, add_cost.nodes[1].counts.bytes() / 3350e9)
-      << "a product of no weight keeps the profile's bandwidth";
+  // A product of no weight (attention reads the KV cache) takes its dtype's rates, whatever its columns.
+  const cost::NodePrediction attention = cost::predict(add_cost, hw).nodes[1];
+  EXPECT_DOUBLE_EQ(attention.memory_s, add_cost.nodes[1].counts.bytes() / 20e9);
+  EXPECT_DOUBLE_EQ(attention.compute_s, add_cost.nodes[1].counts.arithmetic() / 0.5e12);
 }
 
 // A product's arithmetic rate follows its columns: the short-prompt rate up to 16, the long one
