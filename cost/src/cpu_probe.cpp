@@ -282,7 +282,7 @@ HardwareProfile measure_local_cpu(int threads, const OpProbe& probe) {
     timed = OpProbe{};
   }
   p.op_overhead_us = measure_op_overhead_us(threads, timed);
-  p.description = "this machine, measured: " + std::to_string(threads) + " threads, " + kernel.isa +
+  p.description = "this machine, measured: " + std::to_string(threads) + (threads == 1 ? " thread, " : " threads, ") + kernel.isa +
                   " multiply-add, read of " + std::to_string(buffer_bytes >> 20) + " MiB, " +
                   fmt::format("{:.1f}", p.op_overhead_us) + " us an op of the " + timed.backend + " backend";
   return p;

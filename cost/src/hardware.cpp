@@ -55,6 +55,23 @@ std::map<engine::DType, double> rates_per_dtype(const json& object, const std::s
   return rates;
 }
 
+// The optional object `key` of figures named by op ({"RMS_NORM": figure, ...}).
+std::map<engine::Op, double> rates_per_op(const json& object, const std::string& key, const std::string& where) {
+  std::map<engine::Op, double> rates;
+  const auto it = object.find(key);
+  if (it == object.end()) return rates;
+  const std::string here = where + " key '" + key + "'";
+  if (!it->is_object()) throw engine::Error(here + " must be an object of op names");
+  for (const auto& [name, f] : it->items()) {
+    engine::Op op = engine::Op::COUNT;
+    for (int i = 0; i < static_cast<int>(engine::Op::COUNT); ++i)
+      if (engine::op_name(static_cast<engine::Op>(i)) == name) op = static_cast<engine::Op>(i);
+    if (op == engine::Op::COUNT) throw engine::Error(here + " names no op '" + name + "'");
+    rates[op] = figure(*it, name, here);
+  }
+  return rates;
+}
+
 // A profile's JSON text; `where` names it in errors.
 HardwareProfile parse_profile(std::string_view content, const std::string& where) {
   json j;
@@ -79,6 +96,8 @@ HardwareProfile parse_profile(std::string_view content, const std::string& where
   p.mul_mat_tflops = rates_per_dtype(j, "mul_mat_tflops", where);
   p.mul_mat_short_tflops = rates_per_dtype(j, "mul_mat_short_tflops", where);
   p.mul_mat_gbs = rates_per_dtype(j, "mul_mat_gbs", where);
+  p.attention_tflops = rates_per_dtype(j, "attention_tflops", where);
+  p.op_gbs = rates_per_op(j, "op_gbs", where);
   if (const auto names = j.find("device_names"); names != j.end()) {
     if (!names->is_array()) throw engine::Error(where + " key 'device_names' must be an array of strings");
     for (const json& n : *names) {
@@ -188,6 +207,8 @@ void write_profile(const HardwareProfile& p, std::ostream& out, std::string_view
   rates("mul_mat_tflops", p.mul_mat_tflops);
   rates("mul_mat_short_tflops", p.mul_mat_short_tflops);
   rates("mul_mat_gbs", p.mul_mat_gbs);
+  rates("attention_tflops", p.attention_tflops);
+  for (const auto& [op, rate] : p.op_gbs) j["op_gbs"][std::string(engine::op_name(op))] = fig(rate);
   if (!p.device_names.empty()) j["device_names"] = p.device_names;
   out << j.dump(2) << "\n";
 }

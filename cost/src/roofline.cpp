@@ -66,16 +66,21 @@ Prediction predict(const GraphCost& cost, const HardwareProfile& hw) {
     np.flops = nc.counts.arithmetic();
     np.bytes = nc.counts.bytes();
     // A product runs at the rates the backend's kernels for its src0 dtype were calibrated at: a
-    // weight's by its column count, the KV cache's (attention, batched per head) at the long rate.
+    // weight's by its column count, the KV cache's (attention, batched per head) at attention's
+    // rate, or else the long-prompt rate of its dtype.
     const engine::Tensor* a = nc.node->op == engine::Op::MUL_MAT ? nc.node->src[0] : nullptr;
     if (np.flops > 0) {
       const double peak = hw.peak_tflops(cls);
-      const double rate = a ? rate_of(hw.mul_mat_tflops, a->type, peak) : peak;
+      const double rate = a ? rate_of(hw.attention_tflops, a->type, rate_of(hw.mul_mat_tflops, a->type, peak)) : peak;
       require_positive(rate, std::string(compute_class_name(cls)) + " peak rate", hw);
       np.compute_s = a && a->has(engine::kWeight) ? product_compute_s(hw, *a, nc.node->nrows(), np.flops, peak)
                                                    : np.flops / (rate * 1e12);
     }
-    np.memory_s = np.bytes / ((a ? rate_of(hw.mul_mat_gbs, a->type, hw.mem_bw_gbs) : hw.mem_bw_gbs) * 1e9);
+    const auto op_rate = hw.op_gbs.find(nc.node->op);
+    const double gbs = a                              ? rate_of(hw.mul_mat_gbs, a->type, hw.mem_bw_gbs)
+                       : op_rate != hw.op_gbs.end() ? op_rate->second
+                                                    : hw.mem_bw_gbs;
+    np.memory_s = np.bytes / (gbs * 1e9);
     if (nc.node->op != engine::Op::NONE) np.overhead_s = hw.op_overhead_us * 1e-6;
     np.time_s = std::max(np.compute_s, np.memory_s) + np.overhead_s;
     np.memory_bound = np.memory_s > np.compute_s;

@@ -1,13 +1,15 @@
-// engine-bench --calibrate: the rates this backend's own matrix products reach, per weight
-// dtype, timed op by op on models synthesized for it and loaded as any model is (so the packed
-// layouts the backend makes of them are what runs): arithmetic over a long and a short prompt,
-// bandwidth over decode steps whose weights are far beyond the last-level cache.
+// engine-bench --calibrate: the rates this backend's own kernels reach, timed op by op on models
+// synthesized for it and loaded as any model is (so the packed layouts the backend makes of them
+// are what runs): its matrix products' arithmetic over a long and a short prompt and bandwidth
+// over decode steps whose weights are far beyond the last-level cache, per weight dtype; its
+// other ops' bandwidth over a long prompt, per op.
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <random>
 
 #include "bench.h"
@@ -85,74 +87,129 @@ std::vector<int32_t> random_tokens(const engine::Session& session, int64_t n) {
   return tokens;
 }
 
-// What the session's profiled steps spent in products of `type` weights outside the last layer
-// (whose feed-forward takes only the rows whose logits are wanted, one column of a prompt): the
-// arithmetic and bytes the cost model counts for them (dequantization included, so that its
-// predictions divide by rates the same counts ran at) and the profiler's time.
-struct TimedProducts {
-  double flops = 0, bytes = 0, seconds = 0;
-};
-
-TimedProducts timed_products(const engine::Session& session, engine::DType type) {
+// Calls visit(node, its cost, its profiled seconds) for every node the session's profiled steps
+// ran outside the last layer (whose feed-forward takes only the rows whose logits are wanted, one
+// column of a prompt) and outside the layers (embedding, output): the arithmetic and bytes the
+// cost model counts (dequantization included, so that predictions divide by rates the same
+// counts ran at) beside the profiler's time.
+template <typename Visit>
+void visit_timed_layer_nodes(const engine::Session& session, Visit visit) {
   const engine::KVCache kv(session.model().hparams(), session.n_ctx(), session.params().kv_type);
   const std::vector<engine::OpTiming>& records = session.profiler().records();
-  TimedProducts out;
   for (const engine::StepRecord& rec : session.steps()) {
     const engine::StepGraph step = engine::build_step_graph(session.model(), kv, rec.shape);
     const cost::GraphCost step_cost = cost::analyze(*step.graph, cost::CostModel::kDefault);
     for (size_t i = 0; i < step_cost.nodes.size() && i < rec.n_records; ++i) {
-      const engine::Tensor* n = step_cost.nodes[i].node;
-      if (n->op != engine::Op::MUL_MAT || !n->src[0]->has(engine::kWeight) || n->src[0]->type != type) continue;
-      if (n->layer < 0 || n->layer + 1 >= session.model().hparams().n_layer) continue;
-      out.flops += step_cost.nodes[i].counts.arithmetic();
-      out.bytes += step_cost.nodes[i].counts.bytes();
-      out.seconds += static_cast<double>(records[rec.first_record + i].ns) * 1e-9;
+      const engine::Tensor& n = *step_cost.nodes[i].node;
+      if (n.layer < 0 || n.layer + 1 >= session.model().hparams().n_layer) continue;
+      visit(n, step_cost.nodes[i].counts, static_cast<double>(records[rec.first_record + i].ns) * 1e-9);
     }
   }
+}
+
+struct Timed {
+  double flops = 0, bytes = 0, seconds = 0;
+};
+
+// The products of `type` weights the session timed, summed.
+Timed timed_products(const engine::Session& session, engine::DType type) {
+  Timed out;
+  visit_timed_layer_nodes(session, [&](const engine::Tensor& n, const cost::Counts& c, double s) {
+    if (n.op != engine::Op::MUL_MAT || !n.src[0]->has(engine::kWeight) || n.src[0]->type != type) return;
+    out.flops += c.arithmetic();
+    out.bytes += c.bytes();
+    out.seconds += s;
+  });
   if (!(out.flops > 0 && out.seconds > 0))
     throw engine::Error(fmt::format("calibration: no timed {} product", engine::dtype_name(type)));
   return out;
 }
 
-// The median of kRuns of `work` after a warm-up, each scored by `rate` over its `type` products:
-// what a typical run reaches, as the benchmarks' means are, and not one run that lost its cores.
-template <typename Work, typename Rate>
-double median_rate(engine::Session& session, engine::DType type, Work work, Rate rate) {
-  std::vector<double> rates;
+// The median of each rate `score` gives kRuns of `work` after a warm-up: what a typical run
+// reaches, as the benchmarks' means are, and not one run that lost its cores.
+template <typename Key, typename Work, typename Score>
+std::map<Key, double> median_rates(engine::Session& session, Work work, Score score) {
+  std::map<Key, std::vector<double>> runs;
   for (int run = -1; run < kRuns; ++run) {  // run -1: the warm-up
     session.reset();
     session.clear_profile();
     work();
-    if (run >= 0) rates.push_back(rate(timed_products(session, type)));
+    if (run < 0) continue;
+    for (const auto& [key, rate] : std::map<Key, double>(score(session))) runs[key].push_back(rate);
   }
-  std::nth_element(rates.begin(), rates.begin() + kRuns / 2, rates.end());
-  return rates[kRuns / 2];
+  std::map<Key, double> medians;
+  for (auto& [key, rates] : runs) {
+    std::nth_element(rates.begin(), rates.begin() + static_cast<ptrdiff_t>(rates.size() / 2), rates.end());
+    medians[key] = rates[rates.size() / 2];
+  }
+  return medians;
+}
+
+// The median rate of `type` products over kRuns of `work`.
+template <typename Work, typename Rate>
+double median_product_rate(engine::Session& session, engine::DType type, Work work, Rate rate) {
+  return median_rates<int>(session, work, [&](const engine::Session& s) {
+    return std::map<int, double>{{0, rate(timed_products(s, type))}};
+  }).at(0);
+}
+
+// Over a long prompt: the arithmetic rate of attention's products (the KV cache's, in whatever
+// kernel the backend runs them), and the bandwidth each op other than the products reaches:
+// its nodes' bytes over their time less the fixed cost of an op the profile already counts.
+void calibrate_attention_and_ops(cost::HardwareProfile& profile, const BenchOptions& opt) {
+  using Profile = cost::HardwareProfile;
+  const auto session = calibration_session(opt, calibration_model(engine::DType::Q4_0, 2), Profile::kLongPrompt);
+  const std::vector<int32_t> tokens = random_tokens(*session, Profile::kLongPrompt);
+  // Keyed by op; MUL_MAT's are attention's products, in TFLOP/s.
+  std::map<engine::Op, double> rates = median_rates<engine::Op>(*session, [&] { session->prefill(tokens); }, [&](const engine::Session& s) {
+    std::map<engine::Op, Timed> per_op;
+    visit_timed_layer_nodes(s, [&](const engine::Tensor& n, const cost::Counts& c, double seconds) {
+      if (n.op == engine::Op::NONE || engine::op_info(n.op).is_view) return;
+      if (n.op == engine::Op::MUL_MAT && n.src[0]->has(engine::kWeight)) return;
+      Timed& t = per_op[n.op];
+      t.flops += c.arithmetic();
+      t.bytes += c.bytes();
+      t.seconds += seconds - profile.op_overhead_us * 1e-6;
+    });
+    std::map<engine::Op, double> out;
+    for (const auto& [op, t] : per_op) {
+      if (!(t.seconds > 0)) continue;  // a node another's kernel computes (a fused softmax)
+      out[op] = op == engine::Op::MUL_MAT ? t.flops / t.seconds / 1e12 : t.bytes / t.seconds / 1e9;
+    }
+    return out;
+  });
+  if (const auto attention = rates.find(engine::Op::MUL_MAT); attention != rates.end()) {
+    profile.attention_tflops[session->params().kv_type] = attention->second;
+    rates.erase(attention);
+  }
+  profile.op_gbs = rates;
 }
 
 }  // namespace
 
-void calibrate_products(cost::HardwareProfile& profile, const BenchOptions& opt) {
+void calibrate_kernels(cost::HardwareProfile& profile, const BenchOptions& opt) {
+  calibrate_attention_and_ops(profile, opt);
   for (engine::DType type : kWeightTypes) {
     {
       // Prompts of the lengths the profile's rates are for, each one step.
       using Profile = cost::HardwareProfile;
       const auto session = calibration_session(opt, calibration_model(type, 2), Profile::kLongPrompt);
       const std::vector<int32_t> tokens = random_tokens(*session, Profile::kLongPrompt);
-      const auto tflops = [](const TimedProducts& t) { return t.flops / t.seconds / 1e12; };
+      const auto tflops = [](const Timed& t) { return t.flops / t.seconds / 1e12; };
       const auto prompt_rate = [&](int64_t n) {
-        return median_rate(*session, type, [&] { session->prefill(std::span(tokens).first(static_cast<size_t>(n))); }, tflops);
+        return median_product_rate(*session, type, [&] { session->prefill(std::span(tokens).first(static_cast<size_t>(n))); }, tflops);
       };
       profile.mul_mat_tflops[type] = prompt_rate(Profile::kLongPrompt);
       profile.mul_mat_short_tflops[type] = prompt_rate(Profile::kShortPrompt);
     }
     const auto session = calibration_session(opt, calibration_model(type, decode_layers(type)), kDecodeSteps + 1);
     const std::vector<int32_t> tokens = random_tokens(*session, kDecodeSteps + 1);
-    profile.mul_mat_gbs[type] = median_rate(
+    profile.mul_mat_gbs[type] = median_product_rate(
         *session, type,
         [&] {
           session->prefill(std::span(tokens).first(1));
           for (int64_t i = 1; i <= kDecodeSteps; ++i) session->decode(tokens[static_cast<size_t>(i)]);
         },
-        [](const TimedProducts& t) { return t.bytes / t.seconds / 1e9; });
+        [](const Timed& t) { return t.bytes / t.seconds / 1e9; });
   }
 }

@@ -68,7 +68,7 @@ cost::HardwareProfile calibrate(const BenchOptions& opt, const std::string& path
   cost::HardwareProfile p = cost::hardware_profile(cost::hardware_name_for(device), opt.threads,
                                                    cost::OpProbe{opt.backend, opt.device});
   const std::string when = fmt::format("{:%Y-%m-%d %H:%M} UTC", fmt::gmtime(std::time(nullptr)));
-  calibrate_products(p, opt);
+  calibrate_kernels(p, opt);
   p.name += "-calibrated";
   p.calibrated = when;
   p.description += fmt::format("; calibrated {} for {} device {} ({})", when, opt.backend, opt.device, device.name);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/backend.h"
+#include "engine/op.h"
 
 namespace cost {
 
@@ -37,6 +38,13 @@ struct HardwareProfile {
   std::map<engine::DType, double> mul_mat_tflops;
   std::map<engine::DType, double> mul_mat_short_tflops;
   std::map<engine::DType, double> mul_mat_gbs;
+  // The arithmetic rate of attention's products (the KV cache's, per cache dtype) over a
+  // kLongPrompt-token prompt, which they take instead of mul_mat_tflops.
+  std::map<engine::DType, double> attention_tflops;
+  // The bandwidth the backend's kernels of each other op reach on a kLongPrompt-token prompt's
+  // tensors (engine-bench --calibrate): a node of a listed op moves its bytes at this rate
+  // instead of mem_bw_gbs. Software drivers run elementwise kernels far below the bandwidth.
+  std::map<engine::Op, double> op_gbs;
   static constexpr int64_t kLongPrompt = 512, kShortPrompt = 16;
   std::string calibrated;  // when engine-bench --calibrate measured it ("2026-11-25 08:03 UTC"); empty otherwise
   std::vector<std::string> device_names;  // the names drivers report for it ("NVIDIA H100 80GB HBM3")
