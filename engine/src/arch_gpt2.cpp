@@ -34,6 +34,9 @@ StepGraph build_gpt2(const Model& model, const KVCache& kv, const StepShape& ste
   const float kq_scale = 1.0f / std::sqrt(static_cast<float>(head));
   Tensor* tok_embd = b.weight("token_embd.weight", {n_embd, hp.n_vocab});
   Tensor* pos_embd = b.weight("position_embd.weight", {n_embd, hp.n_ctx_train});
+  if (hp.n_embd_q() != n_embd)
+    throw Error(model.file().path() + ": gpt2 heads span the embedding, but " + std::to_string(hp.n_head) + " heads of " +
+                std::to_string(head) + " make " + std::to_string(hp.n_embd_q()));
   if (step.n_past + step.n_tokens > hp.n_ctx_train)
     throw Error(model.file().path() + ": position " + std::to_string(step.n_past + step.n_tokens - 1) +
                 " is past the " + std::to_string(hp.n_ctx_train) + " learned position embeddings");

@@ -74,15 +74,16 @@ size_t match_gpt2(const CodePoints& s, size_t i) {
   return match_trailing_whitespace(s, i);
 }
 
-size_t match_llama3(const CodePoints& s, size_t i) {
+// Llama 3's pattern, whose numbers are pieces of up to `max_digits` digits.
+size_t match_llama3(const CodePoints& s, size_t i, size_t max_digits) {
   if (const size_t m = match_contraction(s, i, true)) return m;
   // [^\r\n\p{L}\p{N}]?\p{L}+
   if (s.is(i, CodepointClass::kLetter)) return s.run_end(i, CodepointClass::kLetter) - i;
   if (!s.is_line_break(i) && !s.is(i, CodepointClass::kNumber) && s.is(i + 1, CodepointClass::kLetter)) {
     return s.run_end(i + 1, CodepointClass::kLetter) - i;
   }
-  // \p{N}{1,3}
-  if (s.is(i, CodepointClass::kNumber)) return std::min<size_t>(3, s.run_end(i, CodepointClass::kNumber) - i);
+  // \p{N}{1,max_digits}
+  if (s.is(i, CodepointClass::kNumber)) return std::min(max_digits, s.run_end(i, CodepointClass::kNumber) - i);
   // ' ?[^\s\p{L}\p{N}]+[\r\n]*'
   const size_t start = s.is(i, ' ') ? i + 1 : i;
   if (s.is(start, CodepointClass::kOther)) {
@@ -104,7 +105,9 @@ std::vector<std::string_view> pre_tokenize(std::string_view text, PreTokenizer k
   const CodePoints s(text);
   std::vector<std::string_view> pieces;
   for (size_t i = 0; i < s.size();) {
-    const size_t length = kind == PreTokenizer::kGpt2 ? match_gpt2(s, i) : match_llama3(s, i);
+    const size_t length = kind == PreTokenizer::kGpt2     ? match_gpt2(s, i)
+                          : kind == PreTokenizer::kLlama3 ? match_llama3(s, i, 3)
+                                                          : match_llama3(s, i, 1);
     pieces.push_back(text.substr(s.offset(i), s.offset(i + length) - s.offset(i)));
     i += length;
   }

@@ -13,6 +13,8 @@ enum class PreTokenizer {
   // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|
   // \s*[\r\n]+|\s+(?!\S)|\s+
   kLlama3,
+  // Llama 3's with one digit a piece: ...|\p{N}|...
+  kQwen2,
 };
 
 // The pieces of `text`, in order; together they are exactly `text`. Bytes that are not

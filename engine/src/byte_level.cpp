@@ -31,22 +31,13 @@ const ByteAlphabet& alphabet() {
   return instance;
 }
 
-void append_utf8(uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else {  // the alphabet stays below U+0800: two bytes
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 }  // namespace
 
 std::string byte_level_encode(std::string_view bytes) {
   const ByteAlphabet& a = alphabet();
   std::string out;
   out.reserve(bytes.size() * 2);
-  for (char c : bytes) append_utf8(a.code_point[static_cast<unsigned char>(c)], out);
+  for (char c : bytes) utf8_append(a.code_point[static_cast<unsigned char>(c)], out);
   return out;
 }
 

@@ -35,10 +35,24 @@ HParams read_hparams(const GGUFFile& f) {
   hp.n_head_kv = positive(a + "attention.head_count_kv", f.get_int(a + "attention.head_count_kv", hp.n_head));
   hp.n_ff = positive(a + "feed_forward_length", f.require_int(a + "feed_forward_length"));
   hp.n_ctx_train = positive(a + "context_length", f.require_int(a + "context_length"));
-  if (hp.n_embd % hp.n_head != 0 || hp.n_head % hp.n_head_kv != 0)
-    throw Error(f.path() + ": " + std::to_string(hp.n_head) + " heads / " + std::to_string(hp.n_head_kv) +
-                " KV heads do not divide embedding length " + std::to_string(hp.n_embd));
-  hp.n_embd_head = hp.n_embd / hp.n_head;
+  if (hp.n_head % hp.n_head_kv != 0)
+    throw Error(f.path() + ": " + std::to_string(hp.n_head_kv) + " KV heads do not divide " + std::to_string(hp.n_head) +
+                " heads");
+  if (f.find(a + "attention.key_length")) {  // heads of their own size (Qwen3, Gemma 3)
+    hp.n_embd_head = positive(a + "attention.key_length", f.require_int(a + "attention.key_length"));
+    const int64_t v = positive(a + "attention.value_length", f.get_int(a + "attention.value_length", hp.n_embd_head));
+    if (v != hp.n_embd_head)
+      throw Error(f.path() + ": " + a + "attention.value_length = " + std::to_string(v) + " differs from key_length " +
+                  std::to_string(hp.n_embd_head));
+    if (hp.n_embd_head > (int64_t{1} << 32) / hp.n_head)
+      throw Error(f.path() + ": " + std::to_string(hp.n_head) + " heads of " + std::to_string(hp.n_embd_head) +
+                  " (attention.key_length) are out of range");
+  } else {
+    if (hp.n_embd % hp.n_head != 0)
+      throw Error(f.path() + ": " + std::to_string(hp.n_head) + " heads do not divide embedding length " +
+                  std::to_string(hp.n_embd));
+    hp.n_embd_head = hp.n_embd / hp.n_head;
+  }
   hp.n_rot = positive(a + "rope.dimension_count", f.get_int(a + "rope.dimension_count", hp.n_embd_head));
   if (hp.n_rot > hp.n_embd_head || hp.n_rot % 2 != 0)
     throw Error(f.path() + ": " + a + "rope.dimension_count = " + std::to_string(hp.n_rot) + " does not fit head size " +

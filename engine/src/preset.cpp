@@ -19,6 +19,7 @@ Preset parse_preset(const EmbeddedFile& file) {
   s.n_layer = j.at("block_count");
   s.n_head = j.at("head_count");
   s.n_head_kv = j.at("head_count_kv");
+  s.n_embd_head = j.value("head_dim", int64_t{0});
   s.n_ff = j.at("feed_forward_length");
   s.n_vocab = j.at("vocab_size");
   s.n_ctx_train = j.at("context_length");

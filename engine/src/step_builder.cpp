@@ -152,11 +152,38 @@ void set_step_inputs(Backend& backend, const StepGraph& s, std::span<const int32
 }
 
 
+namespace {
+
+// Every architecture the engine builds: its general.architecture, the name of the whole model
+// in module trees, and its builder.
+struct ArchEntry {
+  std::string name;
+  std::string module_root;
+  StepGraph (*build)(const Model&, const KVCache&, const StepShape&);
+};
+
+const std::vector<ArchEntry>& arch_table() {
+  static const std::vector<ArchEntry> table = {
+      {"llama", "LlamaForCausalLM", build_llama},
+      {"qwen2", "Qwen2ForCausalLM", build_qwen2},
+      {"qwen3", "Qwen3ForCausalLM", build_qwen3},
+      {"gpt2", "GPT2LMHeadModel", build_gpt2},
+  };
+  return table;
+}
+
+const ArchEntry* find_arch(const std::string& arch) {
+  for (const ArchEntry& e : arch_table())
+    if (e.name == arch) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
 StepGraph build_step_graph(const Model& model, const KVCache& kv, const StepShape& step) {
-  const std::string& arch = model.hparams().arch;
-  if (arch == "llama") return build_llama(model, kv, step);
-  if (arch == "gpt2") return build_gpt2(model, kv, step);
-  throw Error(model.file().path() + ": unsupported architecture '" + arch + "'");
+  const ArchEntry* arch = find_arch(model.hparams().arch);
+  if (!arch) throw Error(model.file().path() + ": unsupported architecture '" + model.hparams().arch + "'");
+  return arch->build(model, kv, step);
 }
 
 void check_weights(const Model& model) {
@@ -165,18 +192,19 @@ void check_weights(const Model& model) {
 }
 
 const std::vector<std::string>& supported_archs() {
-  static const std::vector<std::string> archs = {"llama", "gpt2"};
+  static const std::vector<std::string> archs = [] {
+    std::vector<std::string> names;
+    for (const ArchEntry& e : arch_table()) names.push_back(e.name);
+    return names;
+  }();
   return archs;
 }
 
 std::string module_root(const std::string& arch) {
-  if (arch == "gpt2") return "GPT2LMHeadModel";
-  return "LlamaForCausalLM";
+  const ArchEntry* entry = find_arch(arch);
+  return entry ? entry->module_root : "LlamaForCausalLM";
 }
 
-bool arch_supported(const std::string& arch) {
-  const auto& archs = supported_archs();
-  return std::find(archs.begin(), archs.end(), arch) != archs.end();
-}
+bool arch_supported(const std::string& arch) { return find_arch(arch) != nullptr; }
 
 }  // namespace engine

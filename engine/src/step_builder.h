@@ -43,6 +43,8 @@ class StepBuilder {
 };
 
 StepGraph build_llama(const Model& model, const KVCache& kv, const StepShape& step);
+StepGraph build_qwen2(const Model& model, const KVCache& kv, const StepShape& step);
+StepGraph build_qwen3(const Model& model, const KVCache& kv, const StepShape& step);
 StepGraph build_gpt2(const Model& model, const KVCache& kv, const StepShape& step);
 
 }  // namespace engine

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "byte_level.h"
 #include "engine/error.h"
 #include "engine/gguf.h"
 #include "engine/quants.h"
@@ -64,53 +65,57 @@ void add_spm_vocab(GGUFWriter& w, int64_t n_vocab) {
 
 bool printable_latin1(int c) { return (c >= 33 && c <= 126) || (c >= 161 && c <= 172) || (c >= 174 && c <= 255); }
 
-// UTF-8 of the code point GPT-2's byte-level BPE writes byte b as: printable Latin-1 bytes
-// stand for themselves, the others for U+0100 onwards in byte order.
-std::string byte_symbol(int b) {
-  int cp = b;
-  if (!printable_latin1(b)) {
-    cp = 256;
-    for (int c = 0; c < b; ++c) cp += !printable_latin1(c);
-  }
-  std::string out;
-  if (cp < 0x80) return out + static_cast<char>(cp);
-  out += static_cast<char>(0xC0 | (cp >> 6));
-  return out + static_cast<char>(0x80 | (cp & 0x3F));
-}
+// Byte b as GPT-2's byte-level alphabet writes it.
+std::string byte_symbol(int b) { return byte_level_encode(std::string(1, static_cast<char>(b))); }
 
-// GPT-2 byte-level BPE: the 256 byte symbols in GPT-2's order (printable bytes first), words
-// and space-led words ("Ġword") merged one letter at a time, unused fillers, and
-// <|endoftext|> last as BOS and EOS.
-void add_bpe_vocab(GGUFWriter& w, int64_t n_vocab) {
+// Pieces whose merges cross where pre-tokenizers differ: digit runs (Llama 3 keeps up to three
+// digits a piece, Qwen2 one), space and line-break runs, contractions in either case.
+const char* const kBoundaryPieces[] = {"12", "123", "00", "  ", "   ", "\n\n", " \n", "'s", "'S", "'ll", "!!", " ("};
+
+// Byte-level BPE: the 256 byte symbols in GPT-2's order (printable bytes first), words and
+// space-led words ("Ġword") merged one letter at a time, then (for pre-tokenizers other than
+// GPT-2's) kBoundaryPieces, unused fillers, `specials` as control tokens, and <|endoftext|>
+// last as BOS and EOS.
+void add_bpe_vocab(GGUFWriter& w, int64_t n_vocab, const std::string& pre, const std::vector<std::string>& specials) {
   std::vector<std::string> tokens;
   for (bool printable : {true, false})
     for (int b = 0; b < 256; ++b)
       if (printable_latin1(b) == printable) tokens.push_back(byte_symbol(b));
   std::vector<int32_t> types(tokens.size(), static_cast<int32_t>(TokenType::kNormal));
   std::vector<std::string> merges;
-  const int64_t room = n_vocab - 1;  // the last id is <|endoftext|>
-  for (const char* word : kWords)
-    for (const std::string& start : {byte_symbol(' '), std::string()}) {
-      std::string piece = start.empty() ? std::string(1, word[0]) : start;
-      for (size_t i = start.empty() ? 1 : 0; word[i] != '\0'; ++i) {
-        const std::string next(1, word[i]), merged = piece + next;
-        if (static_cast<int64_t>(tokens.size()) >= room) break;
-        if (std::find(tokens.begin(), tokens.end(), merged) == tokens.end()) {
-          merges.push_back(piece + " " + next);
-          tokens.push_back(merged);
-          types.push_back(static_cast<int32_t>(TokenType::kNormal));
-        }
-        piece = merged;
+  const int64_t room = n_vocab - 1 - static_cast<int64_t>(specials.size());  // the last ids are control tokens
+  // Merges `text` (bytes) one byte at a time from the left, adding what the vocabulary lacks.
+  const auto add_merged = [&](const std::string& text) {
+    std::string piece = byte_symbol(static_cast<uint8_t>(text[0]));
+    for (size_t i = 1; i < text.size(); ++i) {
+      const std::string next = byte_symbol(static_cast<uint8_t>(text[i])), merged = piece + next;
+      if (static_cast<int64_t>(tokens.size()) >= room) return;
+      if (std::find(tokens.begin(), tokens.end(), merged) == tokens.end()) {
+        merges.push_back(piece + " " + next);
+        tokens.push_back(merged);
+        types.push_back(static_cast<int32_t>(TokenType::kNormal));
       }
+      piece = merged;
     }
+  };
+  for (const char* word : kWords) {
+    add_merged(std::string(" ") + word);
+    add_merged(word);
+  }
+  if (pre != "gpt-2")
+    for (const char* piece : kBoundaryPieces) add_merged(piece);
   while (static_cast<int64_t>(tokens.size()) < room) {
     tokens.push_back("<extra_" + std::to_string(tokens.size()) + ">");
     types.push_back(static_cast<int32_t>(TokenType::kUnused));
   }
+  for (const std::string& special : specials) {
+    tokens.push_back(special);
+    types.push_back(static_cast<int32_t>(TokenType::kControl));
+  }
   tokens.push_back("<|endoftext|>");
   types.push_back(static_cast<int32_t>(TokenType::kControl));
   w.set_string("tokenizer.ggml.model", "gpt2");
-  w.set_string("tokenizer.ggml.pre", "gpt-2");
+  w.set_string("tokenizer.ggml.pre", pre);
   w.set_array_strings("tokenizer.ggml.tokens", tokens);
   w.set_array_i32("tokenizer.ggml.token_type", types);
   w.set_array_strings("tokenizer.ggml.merges", merges);
@@ -160,18 +165,26 @@ class WeightMaker {
   int64_t distinct_rows_;
 };
 
-void write_llama(GGUFWriter& w, const SynthSpec& s, bool weights) {
-  const int64_t head = s.n_embd / s.n_head, n_embd_kv = head * s.n_head_kv;
-  w.set_u32("llama.context_length", static_cast<uint32_t>(s.n_ctx_train));
-  w.set_u32("llama.embedding_length", static_cast<uint32_t>(s.n_embd));
-  w.set_u32("llama.feed_forward_length", static_cast<uint32_t>(s.n_ff));
-  w.set_u32("llama.block_count", static_cast<uint32_t>(s.n_layer));
-  w.set_u32("llama.attention.head_count", static_cast<uint32_t>(s.n_head));
-  w.set_u32("llama.attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
-  w.set_u32("llama.rope.dimension_count", static_cast<uint32_t>(head));
-  w.set_f32("llama.rope.freq_base", s.rope_freq_base);
-  w.set_f32("llama.attention.layer_norm_rms_epsilon", s.norm_eps);
-  if (weights) add_spm_vocab(w, s.n_vocab);
+// Llama and the architectures of its graph (Qwen2: Q, K, V biases; Qwen3: Q and K head norms
+// and heads of their own size), with the vocabulary their files carry.
+void write_llama_like(GGUFWriter& w, const SynthSpec& s, bool weights) {
+  const std::string a = s.arch + ".";
+  const int64_t head = s.head_size(), n_embd_q = head * s.n_head, n_embd_kv = head * s.n_head_kv;
+  w.set_u32(a + "context_length", static_cast<uint32_t>(s.n_ctx_train));
+  w.set_u32(a + "embedding_length", static_cast<uint32_t>(s.n_embd));
+  w.set_u32(a + "feed_forward_length", static_cast<uint32_t>(s.n_ff));
+  w.set_u32(a + "block_count", static_cast<uint32_t>(s.n_layer));
+  w.set_u32(a + "attention.head_count", static_cast<uint32_t>(s.n_head));
+  w.set_u32(a + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
+  if (s.n_embd_head > 0) {
+    w.set_u32(a + "attention.key_length", static_cast<uint32_t>(head));
+    w.set_u32(a + "attention.value_length", static_cast<uint32_t>(head));
+  }
+  w.set_u32(a + "rope.dimension_count", static_cast<uint32_t>(head));
+  w.set_f32(a + "rope.freq_base", s.rope_freq_base);
+  w.set_f32(a + "attention.layer_norm_rms_epsilon", s.norm_eps);
+  if (weights && s.arch == "llama") add_spm_vocab(w, s.n_vocab);
+  if (weights && s.arch != "llama") add_bpe_vocab(w, s.n_vocab, "qwen2", {"<|im_start|>", "<|im_end|>"});
 
   WeightMaker m(w, s.seed, weights, s.distinct_rows);
   const float stddev = 1.0f / std::sqrt(static_cast<float>(s.n_embd));
@@ -179,10 +192,15 @@ void write_llama(GGUFWriter& w, const SynthSpec& s, bool weights) {
   for (int64_t il = 0; il < s.n_layer; ++il) {
     const std::string p = "blk." + std::to_string(il) + ".";
     m.norm(p + "attn_norm.weight", s.n_embd);
-    m.matrix(p + "attn_q.weight", s.type, s.n_embd, s.n_embd, stddev);
-    m.matrix(p + "attn_k.weight", s.type, s.n_embd, n_embd_kv, stddev);
-    m.matrix(p + "attn_v.weight", s.type, s.n_embd, n_embd_kv, stddev);
-    m.matrix(p + "attn_output.weight", s.type, s.n_embd, s.n_embd, stddev);
+    for (const auto& [name, rows] : {std::pair{"attn_q", n_embd_q}, {"attn_k", n_embd_kv}, {"attn_v", n_embd_kv}}) {
+      m.matrix(p + name + ".weight", s.type, s.n_embd, rows, stddev);
+      if (s.arch == "qwen2") m.bias(p + name + ".bias", rows);
+    }
+    if (s.arch == "qwen3") {
+      m.norm(p + "attn_q_norm.weight", head);
+      m.norm(p + "attn_k_norm.weight", head);
+    }
+    m.matrix(p + "attn_output.weight", s.type, n_embd_q, s.n_embd, 1.0f / std::sqrt(static_cast<float>(n_embd_q)));
     m.norm(p + "ffn_norm.weight", s.n_embd);
     m.matrix(p + "ffn_gate.weight", s.type, s.n_embd, s.n_ff, stddev);
     m.matrix(p + "ffn_up.weight", s.type, s.n_embd, s.n_ff, stddev);
@@ -201,7 +219,7 @@ void write_gpt2(GGUFWriter& w, const SynthSpec& s, bool weights) {
   w.set_u32("gpt2.attention.head_count", static_cast<uint32_t>(s.n_head));
   w.set_u32("gpt2.attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
   w.set_f32("gpt2.attention.layer_norm_epsilon", s.norm_eps);
-  if (weights) add_bpe_vocab(w, s.n_vocab);
+  if (weights) add_bpe_vocab(w, s.n_vocab, "gpt-2", {});
 
   WeightMaker m(w, s.seed, weights, s.distinct_rows);
   const float stddev = 1.0f / std::sqrt(static_cast<float>(s.n_embd));
@@ -230,27 +248,31 @@ void write_gpt2(GGUFWriter& w, const SynthSpec& s, bool weights) {
 }  // namespace
 
 GGUFWriter synthetic_model(const SynthSpec& s, bool weights) {
-  if (s.arch != "llama" && s.arch != "gpt2") throw Error("synth: unsupported architecture '" + s.arch + "'");
-  if (s.n_embd <= 0 || s.n_layer <= 0 || s.n_head <= 0 || s.n_head_kv <= 0 || s.n_ff <= 0 || s.n_ctx_train <= 0)
+  if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && s.arch != "gpt2")
+    throw Error("synth: unsupported architecture '" + s.arch + "' (supported: llama, qwen2, qwen3, gpt2)");
+  if (s.n_embd <= 0 || s.n_layer <= 0 || s.n_head <= 0 || s.n_head_kv <= 0 || s.n_ff <= 0 || s.n_ctx_train <= 0 ||
+      s.n_embd_head < 0)
     throw Error("synth: every dimension must be positive");
   if (s.distinct_rows < 0) throw Error("synth: distinct rows must be 0 (every row) or positive");
-  if (s.n_embd % s.n_head != 0 || s.n_head % s.n_head_kv != 0)
-    throw Error("synth: heads must divide the embedding and KV heads must divide heads");
-  const int64_t min_vocab = s.arch == "llama" ? 259 : 257;
+  if ((s.n_embd_head == 0 && s.n_embd % s.n_head != 0) || s.n_head % s.n_head_kv != 0)
+    throw Error("synth: heads must divide the embedding (or have a head size) and KV heads must divide heads");
+  if (s.n_embd_head > 0 && s.arch == "gpt2") throw Error("synth: gpt2 heads span the embedding; they take no head size");
+  const int64_t min_vocab = s.arch == "gpt2" ? 257 : 259;  // bytes and control tokens
   if (s.n_vocab < min_vocab)
     throw Error("synth: a " + s.arch + " vocabulary needs at least " + std::to_string(min_vocab) + " tokens");
   const int64_t block = dtype_info(s.type).block_size;
-  if (s.n_embd % block != 0 || s.n_ff % block != 0)
-    throw Error("synth: embedding " + std::to_string(s.n_embd) + " and feed-forward " + std::to_string(s.n_ff) +
+  if (s.n_embd % block != 0 || s.n_ff % block != 0 || s.head_size() * s.n_head % block != 0)
+    throw Error("synth: embedding " + std::to_string(s.n_embd) + ", heads x head size " +
+                std::to_string(s.head_size() * s.n_head) + " and feed-forward " + std::to_string(s.n_ff) +
                 " must be multiples of " + std::string(dtype_name(s.type)) + "'s block of " + std::to_string(block));
 
   GGUFWriter w;
   w.set_string("general.architecture", s.arch);
   w.set_string("general.name", "synthetic-" + s.arch + "-" + std::string(dtype_name(s.type)));
-  if (s.arch == "llama")
-    write_llama(w, s, weights);
-  else
+  if (s.arch == "gpt2")
     write_gpt2(w, s, weights);
+  else
+    write_llama_like(w, s, weights);
   return w;
 }
 

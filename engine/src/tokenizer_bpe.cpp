@@ -55,8 +55,9 @@ PreTokenizer pre_tokenizer_named(const GGUFFile& file) {
   const std::string name = file.get_string(kPre, "gpt2");
   if (name == "gpt2" || name == "gpt-2") return PreTokenizer::kGpt2;
   if (name == "llama-bpe" || name == "llama3" || name == "llama-v3") return PreTokenizer::kLlama3;
+  if (name == "qwen2" || name == "deepseek-r1-qwen") return PreTokenizer::kQwen2;
   throw Error(file.path() + ": " + std::string(kPre) + " '" + name +
-              "' is not supported (supported: gpt2, gpt-2, llama-bpe, llama3, llama-v3)");
+              "' is not supported (supported: gpt2, gpt-2, llama-bpe, llama3, llama-v3, qwen2, deepseek-r1-qwen)");
 }
 
 MergeRanks read_merges(const GGUFFile& file, const Vocab& vocab) {
@@ -104,7 +105,9 @@ class BpeTokenizer final : public Tokenizer {
   MergeRanks ranks_;
 };
 
-void BpeTokenizer::encode_text(std::string_view text, bool, std::vector<int32_t>& out) const {
+void BpeTokenizer::encode_text(std::string_view raw, bool, std::vector<int32_t>& out) const {
+  // Ill-formed UTF-8 is read as llama.cpp reads it, so that the same bytes give the same ids.
+  const std::string text = utf8_as_llama_reads(raw);
   for (std::string_view piece : pre_tokenize(text, pre_)) {
     const std::string word = byte_level_encode(piece);
     // Llama 3's tokenizer takes a piece that is a token whole, even where no merges make it.

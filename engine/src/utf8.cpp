@@ -1,5 +1,7 @@
 #include "utf8.h"
 
+#include <string>
+
 namespace engine {
 
 size_t utf8_char_length(std::string_view s, size_t pos) {
@@ -25,6 +27,37 @@ uint32_t utf8_code_point(std::string_view s, size_t pos, size_t length) {
   uint32_t cp = lead & (0x7F >> length);
   for (size_t i = 1; i < length; ++i) cp = (cp << 6) | (static_cast<unsigned char>(s[pos + i]) & 0x3F);
   return cp;
+}
+
+void utf8_append(uint32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+std::string utf8_as_llama_reads(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t pos = 0; pos < s.size();) {
+    size_t length = utf8_char_length(s, pos);
+    uint32_t cp = utf8_code_point(s, pos, length);
+    if (cp > 0x10FFFF) cp = 0xFFFD, length = 1;
+    utf8_append(cp, out);
+    pos += length;
+  }
+  return out;
 }
 
 }  // namespace engine

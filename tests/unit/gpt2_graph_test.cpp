@@ -16,6 +16,7 @@
 #include "test_models.h"
 
 using namespace engine;
+using engine::test_models::node_named;
 
 namespace {
 
@@ -72,12 +73,6 @@ std::vector<Expected> block_nodes(int il, bool last) {
                                           {"l_out" + s, Op::ADD, "[64, 1]"}})
     n.push_back(e);
   return n;
-}
-
-const Tensor* node_named(const StepGraph& step, const std::string& name) {
-  for (const Tensor* t : step.graph->nodes())
-    if (t->name == name) return t;
-  return nullptr;
 }
 
 // The model's header with every tensor but `drop`, as an in-memory header-only file.
@@ -240,7 +235,7 @@ TEST(Gpt2Graph, UnsupportedArchitectureListsTheSupportedOnes) {
     Model::from_gguf(GGUFFile::from_bytes("mamba", w.to_bytes(true), GGUFLoad::kHeaderOnly));
     FAIL() << "an unknown architecture loaded";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("(supported: llama, gpt2)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(supported: llama, qwen2, qwen3, gpt2)"), std::string::npos) << e.what();
   }
 }
 

@@ -6,9 +6,17 @@
 #include <set>
 #include <string>
 
+#include "engine/arch.h"
 #include "engine/synth.h"
 
 namespace engine::test_models {
+
+// The step's node called `name`, or nullptr.
+inline const Tensor* node_named(const StepGraph& step, const std::string& name) {
+  for (const Tensor* t : step.graph->nodes())
+    if (t->name == name) return t;
+  return nullptr;
+}
 
 // Writes `spec` to a file of this process (parallel test processes never share one) the
 // first time `name` is asked for, and returns its path.

@@ -9,9 +9,11 @@
 #include "byte_level.h"
 #include "engine/error.h"
 #include "engine/gguf.h"
+#include "engine/synth.h"
 #include "engine/tokenizer.h"
 #include "tokenizer_test_helpers.h"
 #include "unicode_categories.h"
+#include "utf8.h"
 
 using namespace engine;
 using namespace engine::tokenizer_test;
@@ -152,9 +154,17 @@ TEST(TokenizerBpe, Llama3PreTokenizer) {
   EXPECT_EQ(split("\r\n\r\nx"), (Pieces{"\r\n\r\n", "x"}));
 }
 
+TEST(TokenizerBpe, Qwen2PreTokenizer) {
+  auto split = [](std::string_view s) { return pre_tokenize(s, PreTokenizer::kQwen2); };
+  EXPECT_EQ(split("12345 67"), (Pieces{"1", "2", "3", "4", "5", " ", "6", "7"}));  // one digit a piece
+  EXPECT_EQ(split("abc123def"), (Pieces{"abc", "1", "2", "3", "def"}));
+  EXPECT_EQ(split("IT'S we'LL"), (Pieces{"IT", "'S", " we", "'LL"}));  // otherwise Llama 3's
+  EXPECT_EQ(split("a\n\nb"), (Pieces{"a", "\n\n", "b"}));
+}
+
 TEST(TokenizerBpe, InvalidUtf8PreTokenizesAsPunctuation) {
   // A lone continuation byte and a cut-short sequence: each byte is a character of no class.
-  for (PreTokenizer kind : {PreTokenizer::kGpt2, PreTokenizer::kLlama3}) {
+  for (PreTokenizer kind : {PreTokenizer::kGpt2, PreTokenizer::kLlama3, PreTokenizer::kQwen2}) {
     const Pieces pieces = pre_tokenize("ab\x80\xE2\x96 cd", kind);
     EXPECT_EQ(pieces, (Pieces{"ab", "\x80\xE2\x96", " cd"}));
   }
@@ -242,10 +252,10 @@ TEST(TokenizerBpe, PreTokenizerKeyDefaultsToGpt2AndRejectsUnknown) {
     TinyBpe v("gpt-2");
     EXPECT_EQ(v.load()->encode("Hi", false), TinyBpe::bytes("Hi"));
   }
-  TinyBpe v("qwen2");
-  expect_error_mentions([&] { v.load(); }, "tokenizer.ggml.pre 'qwen2' is not supported");
-  TinyBpe w("qwen2");
-  expect_error_mentions([&] { w.load(); }, "llama-bpe");
+  TinyBpe v("chatglm-bpe");
+  expect_error_mentions([&] { v.load(); }, "tokenizer.ggml.pre 'chatglm-bpe' is not supported");
+  TinyBpe w("chatglm-bpe");
+  expect_error_mentions([&] { w.load(); }, "llama-bpe, llama3, llama-v3, qwen2");
 }
 
 TEST(TokenizerBpe, SpecialTokens) {
@@ -289,27 +299,29 @@ TEST(TokenizerBpe, AddBosDefaultsFollowThePreTokenizer) {
   EXPECT_EQ(tok->encode("a", true), (Ids{'a'}));
 }
 
-TEST(TokenizerBpe, InvalidUtf8EncodesThroughTheByteAlphabet) {
-  for (const std::string pre : {"gpt2", "llama-bpe"}) {
+// Ill-formed UTF-8 reads as llama.cpp reads it: a byte that starts no character is U+FFFD, an
+// overlong form is the character it spells; well-formed characters stay as they are.
+TEST(TokenizerBpe, InvalidUtf8ReadsAsLlamaCppReadsIt) {
+  for (const std::string pre : {"gpt2", "llama-bpe", "qwen2"}) {
     TinyBpe v(pre);
     const int32_t e_acute = v.merge("\xC3", "\xA9");
     auto tok = v.load();
     const std::string text =
         "\x80"
         "a\xC3"
-        "a\xE2\x96\xC3\xA9\xFF";
+        "a\xE2\x96\xC3\xA9\xFF\xC0\xAF";
+    const Ids replacement = TinyBpe::bytes("\xEF\xBF\xBD");
     const Ids ids = tok->encode(text, false);
-    EXPECT_EQ(ids, concat({TinyBpe::bytes("\x80"
-                                          "a\xC3"
-                                          "a\xE2\x96"),
-                           {e_acute},
-                           {0xFF}}))
+    EXPECT_EQ(ids, concat({replacement, TinyBpe::bytes("a"), replacement, TinyBpe::bytes("a"), replacement, replacement,
+                           {e_acute}, replacement, TinyBpe::bytes("/")}))
         << pre;
-    EXPECT_EQ(tok->decode(ids), text) << pre;
+    EXPECT_EQ(tok->decode(ids), "\uFFFDa\uFFFDa\uFFFD\uFFFD\u00E9\uFFFD/") << pre;
   }
+  EXPECT_EQ(utf8_as_llama_reads("\xF4\x90\x80\x80x"), "\uFFFD\uFFFD\uFFFD\uFFFDx") << "past U+10FFFF";
+  EXPECT_EQ(utf8_as_llama_reads("ok \xF0\x9F\x98\x80"), "ok \xF0\x9F\x98\x80");
 }
 
-TEST(TokenizerBpe, ArbitraryBytesRoundTrip) {
+TEST(TokenizerBpe, ArbitraryBytesComeBackAsLlamaCppReadsThem) {
   for (const std::string pre : {"gpt2", "llama-bpe"}) {
     TinyBpe v(pre);
     v.merge(" ", "a");
@@ -324,12 +336,12 @@ TEST(TokenizerBpe, ArbitraryBytesRoundTrip) {
     for (int n = 0; n < 300; ++n) {
       std::string text;
       for (unsigned i = rng() % 14; i > 0; --i) text += pieces[rng() % pieces.size()];
-      EXPECT_EQ(tok->decode(tok->encode(text, false)), text) << pre;
+      EXPECT_EQ(tok->decode(tok->encode(text, false)), utf8_as_llama_reads(text)) << pre;
     }
-    for (int n = 0; n < 200; ++n) {
+    for (int n = 0; n < 200; ++n) {  // any bytes: back as llama.cpp reads them
       std::string bytes(rng() % 40, '\0');
       for (char& c : bytes) c = static_cast<char>(rng() % 256);
-      EXPECT_EQ(tok->decode(tok->encode(bytes, false)), bytes) << pre;
+      EXPECT_EQ(tok->decode(tok->encode(bytes, false)), utf8_as_llama_reads(bytes)) << pre;
     }
   }
 }
@@ -376,6 +388,34 @@ TEST(TokenizerBpe, Gpt2VocabMatchesLlamaCppVectors) {
   }
 }
 
+// The vocabulary engine-gguf synth writes for qwen2 and qwen3 models (Qwen2's pre-tokenizer,
+// merges across digit runs, whitespace runs and contractions) tokenizes texts as llama.cpp
+// does: tests/data/vocab/synth-qwen2.out is llama.cpp's tokenization of the .inp texts.
+TEST(TokenizerBpe, SynthQwen2VocabMatchesLlamaCppVectors) {
+  SynthSpec spec;
+  spec.arch = "qwen2";
+  spec.n_embd = 64;
+  spec.n_head = 2;
+  spec.n_head_kv = 1;
+  spec.n_ff = 64;
+  spec.n_layer = 1;
+  spec.n_vocab = 1024;
+  const std::string path = testing::TempDir() + "synth-qwen2-vocab.gguf";
+  write_synthetic_model(spec, path);
+  const std::string vectors = std::string(ENGINE_TEST_DATA_DIR) + "/vocab/synth-qwen2";
+  const auto texts = read_vocab_inputs(vectors + ".inp");
+  const auto expected = read_vocab_outputs(vectors + ".out");
+  ASSERT_EQ(texts.size(), expected.size());
+  ASSERT_GE(texts.size(), 50u);
+  auto tok = load_tokenizer(path);
+  EXPECT_FALSE(tok->add_bos_default());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    EXPECT_EQ(tok->encode(texts[i], false), expected[i]) << "vector " << i << ": '" << texts[i] << "'";
+    EXPECT_EQ(tok->decode(expected[i]), utf8_as_llama_reads(texts[i])) << "vector " << i;
+  }
+  std::filesystem::remove(path);
+}
+
 TEST(TokenizerBpe, Gpt2VocabRoundTrips) {
   if (!std::filesystem::exists(kGpt2Vocab)) GTEST_SKIP() << kGpt2Vocab << " not found";
   auto tok = load_tokenizer(kGpt2Vocab);
@@ -386,7 +426,7 @@ TEST(TokenizerBpe, Gpt2VocabRoundTrips) {
   for (int n = 0; n < 200; ++n) {
     std::string bytes(rng() % 40, '\0');
     for (char& c : bytes) c = static_cast<char>(rng() % 256);
-    EXPECT_EQ(tok->decode(tok->encode(bytes, false)), bytes);
+    EXPECT_EQ(tok->decode(tok->encode(bytes, false)), utf8_as_llama_reads(bytes));
   }
 }
 

@@ -19,12 +19,13 @@ struct HParams {
   int64_t n_head = 0;
   int64_t n_head_kv = 0;
   int64_t n_ff = 0;
-  int64_t n_embd_head = 0;  // n_embd / n_head
+  int64_t n_embd_head = 0;  // attention.key_length, else n_embd / n_head
   int64_t n_rot = 0;        // rotated dimensions per head
   float norm_eps = 1e-5f;   // RMS norm or layer norm epsilon
   float rope_freq_base = 10000.0f;
   float rope_freq_scale = 1.0f;
 
+  int64_t n_embd_q() const { return n_embd_head * n_head; }  // Q's rows, attention's output
   int64_t n_embd_kv() const { return n_embd_head * n_head_kv; }
 };
 

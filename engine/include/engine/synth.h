@@ -1,6 +1,7 @@
 #pragma once
-// Synthetic models: random weights for any llama or gpt2 shape and weight dtype, with a small
-// vocabulary (SentencePiece for llama, byte-level BPE for gpt2), written as a GGUF file.
+// Synthetic models: random weights for any llama, qwen2, qwen3 or gpt2 shape and weight dtype,
+// with a small vocabulary (SentencePiece for llama, byte-level BPE for the others: Qwen2's
+// pre-tokenizer for qwen2 and qwen3, GPT-2's for gpt2), written as a GGUF file.
 // Used by tests, demos, benchmarks and the cost analyzer's presets.
 #include <cstdint>
 #include <string>
@@ -11,11 +12,12 @@
 namespace engine {
 
 struct SynthSpec {
-  std::string arch = "llama";  // or "gpt2"
+  std::string arch = "llama";  // or "qwen2", "qwen3", "gpt2"
   int64_t n_embd = 256;
   int64_t n_layer = 4;
   int64_t n_head = 8;
   int64_t n_head_kv = 2;
+  int64_t n_embd_head = 0;  // head size (attention.key_length); 0: n_embd / n_head
   int64_t n_ff = 768;
   int64_t n_ctx_train = 2048;
   int64_t n_vocab = 512;  // llama: at least 259 (3 control + 256 byte tokens); gpt2: at least 257
@@ -27,6 +29,8 @@ struct SynthSpec {
   // Rows of each matrix drawn at random; the rest repeat them (0: every row). For a model whose
   // size matters and not its values (timing), which is then quick to make at any size.
   int64_t distinct_rows = 0;
+
+  int64_t head_size() const { return n_embd_head > 0 ? n_embd_head : n_embd / n_head; }
 };
 
 // The model as a GGUF writer. With weights = false the tensors are declared without data

@@ -1,0 +1,93 @@
+#include "arch_blocks.h"
+
+#include <cmath>
+
+namespace engine {
+namespace {
+
+std::string layer_module(int64_t il) { return "model.layers." + std::to_string(il); }
+std::string suffix(int64_t il) { return "-" + std::to_string(il); }
+
+}  // namespace
+
+std::string blk_weight(int64_t il, const std::string& name) { return "blk." + std::to_string(il) + "." + name + ".weight"; }
+
+Tensor* rms_norm(StepBuilder& b, Tensor* x, Tensor* weight, const std::string& name, const std::string& sfx) {
+  Graph& g = b.g();
+  return named(g.mul(named(g.rms_norm(x, b.hp().norm_eps), "norm" + sfx), weight), name + sfx);
+}
+
+Tensor* token_embedding(StepBuilder& b, Tensor* tok_embd) {
+  b.g().set_module("model.embed_tokens");
+  return named(b.g().get_rows(tok_embd, b.out().tokens), "inp_embd");
+}
+
+Tensor* self_attention(StepBuilder& b, int64_t il, Tensor* cur, const AttentionKind& kind) {
+  Graph& g = b.g();
+  const HParams& hp = b.hp();
+  const int64_t head = hp.n_embd_head, n_tokens = b.step().n_tokens;
+  const std::string sfx = suffix(il), layer = layer_module(il), p = "blk." + std::to_string(il) + ".";
+  Tensor* rope_freqs = b.optional_weight("rope_freqs.weight", {hp.n_rot / 2});
+  // One projection of Q, K or V: "<name>-<il>", with its bias where the architecture has one.
+  const auto project = [&](const char* proj, const char* tensor, int64_t rows, const char* name) {
+    g.set_module(layer + ".self_attn." + proj);
+    Tensor* t = named(g.mul_mat(b.weight(p + tensor + ".weight", {hp.n_embd, rows}), cur), name + sfx);
+    if (kind.qkv_bias) t = named(g.add(t, b.weight(p + tensor + ".bias", {rows})), name + sfx);
+    return t;
+  };
+  Tensor* q = project("q_proj", "attn_q", hp.n_embd_q(), "Qcur");
+  Tensor* k = project("k_proj", "attn_k", hp.n_embd_kv(), "Kcur");
+  Tensor* v = project("v_proj", "attn_v", hp.n_embd_kv(), "Vcur");
+  g.set_module(layer + ".self_attn");  // head norms, rotary embedding, KV cache, attention
+  // Heads of Q or K, normed where the architecture does so, then rotated.
+  const auto heads = [&](Tensor* t, int64_t n_heads, const char* name, const char* norm) {
+    t = named(g.reshape_3d(t, head, n_heads, n_tokens), name + sfx);
+    if (kind.qk_norm) t = rms_norm(b, t, b.weight(p + norm + ".weight", {head}), std::string(name) + "_normed", sfx);
+    return named(g.rope(t, b.out().pos, rope_freqs, static_cast<int>(hp.n_rot), kind.rope_mode, hp.rope_freq_base,
+                        hp.rope_freq_scale),
+                 name + sfx);
+  };
+  q = heads(q, hp.n_head, "Qcur", "attn_q_norm");
+  k = heads(k, hp.n_head_kv, "Kcur", "attn_k_norm");
+  g.expand(q);
+  g.expand(k);
+  g.expand(v);
+  cur = b.attention(il, q, k, v, 1.0f / std::sqrt(static_cast<float>(head)));
+  g.set_module(layer + ".self_attn.o_proj");
+  return named(g.mul_mat(b.weight(p + "attn_output.weight", {hp.n_embd_q(), hp.n_embd}), cur), "kqv_out" + sfx);
+}
+
+Tensor* swiglu_ffn(StepBuilder& b, int64_t il, Tensor* cur) {
+  Graph& g = b.g();
+  const HParams& hp = b.hp();
+  const std::string sfx = suffix(il), layer = layer_module(il);
+  g.set_module(layer + ".mlp.gate_proj");
+  Tensor* gate = named(g.mul_mat(b.weight(blk_weight(il, "ffn_gate"), {hp.n_embd, hp.n_ff}), cur), "ffn_gate" + sfx);
+  g.set_module(layer + ".mlp.act_fn");
+  gate = named(g.silu(gate), "ffn_silu" + sfx);
+  g.set_module(layer + ".mlp.up_proj");
+  Tensor* up = named(g.mul_mat(b.weight(blk_weight(il, "ffn_up"), {hp.n_embd, hp.n_ff}), cur), "ffn_up" + sfx);
+  g.set_module(layer + ".mlp");
+  Tensor* par = named(g.mul(gate, up), "ffn_gate_par" + sfx);
+  g.set_module(layer + ".mlp.down_proj");
+  return named(g.mul_mat(b.weight(blk_weight(il, "ffn_down"), {hp.n_ff, hp.n_embd}), par), "ffn_out" + sfx);
+}
+
+Tensor* layer_output(StepBuilder& b, int64_t il, Tensor* ffn_out, Tensor* ffn_inp) {
+  b.g().set_module(layer_module(il));
+  return named(b.g().add(ffn_out, ffn_inp), "l_out" + suffix(il));
+}
+
+StepGraph rms_norm_lm_head(StepBuilder& b, Tensor* x, Tensor* tok_embd) {
+  Graph& g = b.g();
+  const HParams& hp = b.hp();
+  g.set_layer(-1);
+  g.set_module("model.norm");
+  Tensor* cur = rms_norm(b, x, b.weight("output_norm.weight", {hp.n_embd}), "result_norm", "");
+  Tensor* output = b.optional_weight("output.weight", {hp.n_embd, hp.n_vocab});
+  if (!output) output = tok_embd;  // tied embeddings
+  g.set_module("lm_head");
+  return b.finish(named(g.mul_mat(output, cur), "result_output"));
+}
+
+}  // namespace engine

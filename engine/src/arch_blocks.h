@@ -1,0 +1,41 @@
+#pragma once
+// The blocks decoder architectures are made of, shared by their builders: RMS norms, rotary
+// self-attention with its variants, the SwiGLU feed-forward, the output head. Node names
+// follow llama.cpp's graphs and module names Hugging Face's (model.layers.N.self_attn...).
+#include <string>
+
+#include "step_builder.h"
+
+namespace engine {
+
+// "blk.<il>.<name>.weight"
+std::string blk_weight(int64_t il, const std::string& name);
+
+// x / rms(x) * weight: "norm<sfx>", then `name<sfx>`.
+Tensor* rms_norm(StepBuilder& b, Tensor* x, Tensor* weight, const std::string& name, const std::string& sfx);
+
+// The token embedding's rows for the step's tokens ("inp_embd"), under model.embed_tokens.
+Tensor* token_embedding(StepBuilder& b, Tensor* tok_embd);
+
+// What distinguishes an architecture's self-attention.
+struct AttentionKind {
+  bool qkv_bias = false;         // Q, K and V projections add blk.N.attn_{q,k,v}.bias (Qwen2)
+  bool qk_norm = false;          // Q and K heads RMS-normed by blk.N.attn_{q,k}_norm before RoPE (Qwen3)
+  int32_t rope_mode = kRopeNormal;
+};
+
+// Layer il's self-attention on the normed input cur [n_embd, n_tokens]: Q, K, V projections,
+// RoPE, the KV cache, attention, the output projection ("kqv_out-<il>").
+Tensor* self_attention(StepBuilder& b, int64_t il, Tensor* cur, const AttentionKind& kind);
+
+// down(silu(gate(x)) * up(x)) ("ffn_out-<il>").
+Tensor* swiglu_ffn(StepBuilder& b, int64_t il, Tensor* cur);
+
+// ffn_out + ffn_inp, the layer's output ("l_out-<il>").
+Tensor* layer_output(StepBuilder& b, int64_t il, Tensor* ffn_out, Tensor* ffn_inp);
+
+// The final RMS norm and the output matrix (the token embedding where the file ties them):
+// the step's finished graph, logits "result_output".
+StepGraph rms_norm_lm_head(StepBuilder& b, Tensor* x, Tensor* tok_embd);
+
+}  // namespace engine
