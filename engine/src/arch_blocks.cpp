@@ -43,8 +43,9 @@ Tensor* self_attention(StepBuilder& b, int64_t il, Tensor* cur, const AttentionK
   const auto heads = [&](Tensor* t, int64_t n_heads, const char* name, const char* norm) {
     t = named(g.reshape_3d(t, head, n_heads, n_tokens), name + sfx);
     if (kind.qk_norm) t = rms_norm(b, t, b.weight(p + norm + ".weight", {head}), std::string(name) + "_normed", sfx);
-    return named(g.rope(t, b.out().pos, rope_freqs, static_cast<int>(hp.n_rot), kind.rope_mode, hp.rope_freq_base,
-                        hp.rope_freq_scale),
+    return named(g.rope(t, b.out().pos, rope_freqs, static_cast<int>(hp.n_rot), kind.rope_mode,
+                        kind.rope_freq_base > 0 ? kind.rope_freq_base : hp.rope_freq_base,
+                        kind.rope_freq_scale > 0 ? kind.rope_freq_scale : hp.rope_freq_scale),
                  name + sfx);
   };
   q = heads(q, hp.n_head, "Qcur", "attn_q_norm");
@@ -52,19 +53,24 @@ Tensor* self_attention(StepBuilder& b, int64_t il, Tensor* cur, const AttentionK
   g.expand(q);
   g.expand(k);
   g.expand(v);
-  cur = b.attention(il, q, k, v, 1.0f / std::sqrt(static_cast<float>(head)));
+  float kq_scale = 1.0f / std::sqrt(static_cast<float>(head));
+  if (kind.q_scale > 0) {
+    q = named(g.scale(q, kind.q_scale), "Qcur_scaled" + sfx);
+    kq_scale = 1.0f;
+  }
+  cur = b.attention(il, q, k, v, kq_scale, kind.sliding);
   g.set_module(layer + ".self_attn.o_proj");
   return named(g.mul_mat(b.weight(p + "attn_output.weight", {hp.n_embd_q(), hp.n_embd}), cur), "kqv_out" + sfx);
 }
 
-Tensor* swiglu_ffn(StepBuilder& b, int64_t il, Tensor* cur) {
+Tensor* gated_ffn(StepBuilder& b, int64_t il, Tensor* cur, Op act) {
   Graph& g = b.g();
   const HParams& hp = b.hp();
   const std::string sfx = suffix(il), layer = layer_module(il);
   g.set_module(layer + ".mlp.gate_proj");
   Tensor* gate = named(g.mul_mat(b.weight(blk_weight(il, "ffn_gate"), {hp.n_embd, hp.n_ff}), cur), "ffn_gate" + sfx);
   g.set_module(layer + ".mlp.act_fn");
-  gate = named(g.silu(gate), "ffn_silu" + sfx);
+  gate = act == Op::GELU ? named(g.gelu(gate), "ffn_gelu" + sfx) : named(g.silu(gate), "ffn_silu" + sfx);
   g.set_module(layer + ".mlp.up_proj");
   Tensor* up = named(g.mul_mat(b.weight(blk_weight(il, "ffn_up"), {hp.n_embd, hp.n_ff}), cur), "ffn_up" + sfx);
   g.set_module(layer + ".mlp");

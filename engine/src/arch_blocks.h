@@ -1,6 +1,6 @@
 #pragma once
 // The blocks decoder architectures are made of, shared by their builders: RMS norms, rotary
-// self-attention with its variants, the SwiGLU feed-forward, the output head. Node names
+// self-attention with its variants, the gated feed-forward, the output head. Node names
 // follow llama.cpp's graphs and module names Hugging Face's (model.layers.N.self_attn...).
 #include <string>
 
@@ -17,19 +17,23 @@ Tensor* rms_norm(StepBuilder& b, Tensor* x, Tensor* weight, const std::string& n
 // The token embedding's rows for the step's tokens ("inp_embd"), under model.embed_tokens.
 Tensor* token_embedding(StepBuilder& b, Tensor* tok_embd);
 
-// What distinguishes an architecture's self-attention.
+// What distinguishes an architecture's self-attention (in a layer).
 struct AttentionKind {
   bool qkv_bias = false;         // Q, K and V projections add blk.N.attn_{q,k,v}.bias (Qwen2)
   bool qk_norm = false;          // Q and K heads RMS-normed by blk.N.attn_{q,k}_norm before RoPE (Qwen3)
   int32_t rope_mode = kRopeNormal;
+  float rope_freq_base = 0;      // 0: the model's rope.freq_base
+  float rope_freq_scale = 0;     // 0: the model's rope scaling
+  float q_scale = 0;             // Q scaled by this, then no scale in the softmax (Gemma); 0: 1/sqrt(head)
+  bool sliding = false;          // under the sliding-window mask
 };
 
 // Layer il's self-attention on the normed input cur [n_embd, n_tokens]: Q, K, V projections,
 // RoPE, the KV cache, attention, the output projection ("kqv_out-<il>").
 Tensor* self_attention(StepBuilder& b, int64_t il, Tensor* cur, const AttentionKind& kind);
 
-// down(silu(gate(x)) * up(x)) ("ffn_out-<il>").
-Tensor* swiglu_ffn(StepBuilder& b, int64_t il, Tensor* cur);
+// down(act(gate(x)) * up(x)) ("ffn_out-<il>"), act SILU (SwiGLU) or GELU (GeGLU).
+Tensor* gated_ffn(StepBuilder& b, int64_t il, Tensor* cur, Op act);
 
 // ffn_out + ffn_inp, the layer's output ("l_out-<il>").
 Tensor* layer_output(StepBuilder& b, int64_t il, Tensor* ffn_out, Tensor* ffn_inp);

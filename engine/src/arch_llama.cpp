@@ -23,7 +23,7 @@ StepGraph build_llama_like(const Model& model, const KVCache& kv, const StepShap
     Tensor* ffn_inp = b.attention_residual(il, cur, inp);
     g.set_module(layer + ".post_attention_layernorm");
     cur = rms_norm(b, ffn_inp, b.weight(blk_weight(il, "ffn_norm"), {hp.n_embd}), "ffn_norm", sfx);
-    inp = layer_output(b, il, swiglu_ffn(b, il, cur), ffn_inp);
+    inp = layer_output(b, il, gated_ffn(b, il, cur, Op::SILU), ffn_inp);
   }
   return rms_norm_lm_head(b, inp, tok_embd);
 }

@@ -1,6 +1,7 @@
 #include "engine/model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "engine/arch.h"
@@ -60,7 +61,15 @@ HParams read_hparams(const GGUFFile& f) {
   hp.norm_eps = static_cast<float>(
       f.get_float(a + "attention.layer_norm_rms_epsilon", f.get_float(a + "attention.layer_norm_epsilon", 1e-5)));
   hp.rope_freq_base = static_cast<float>(f.get_float(a + "rope.freq_base", 10000.0));
-  hp.rope_freq_scale = 1.0f / static_cast<float>(f.get_float(a + "rope.scale_linear", 1.0));
+  const std::string scaling = f.get_string(a + "rope.scaling.type", "linear");
+  if (scaling != "linear" && scaling != "none")
+    throw Error(f.path() + ": " + a + "rope.scaling.type '" + scaling + "' is not supported (supported: linear, none)");
+  const double factor = f.get_float(a + "rope.scaling.factor", f.get_float(a + "rope.scale_linear", 1.0));
+  if (!(factor > 0) || !std::isfinite(factor))
+    throw Error(f.path() + ": " + a + "rope.scaling.factor = " + std::to_string(factor) + " is not a positive number");
+  hp.rope_freq_scale = static_cast<float>(1.0 / factor);
+  if (f.find(a + "attention.sliding_window"))
+    hp.n_swa = positive(a + "attention.sliding_window", f.require_int(a + "attention.sliding_window"));
   const GGUFValue* tokens = f.find_array("tokenizer.ggml.tokens");
   const GGUFTensorInfo* embd = f.find_tensor("token_embd.weight");
   if (!embd) throw Error(f.path() + ": missing tensor 'token_embd.weight'");

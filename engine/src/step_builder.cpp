@@ -42,6 +42,11 @@ StepBuilder::StepBuilder(const Model& model, const KVCache& kv, const StepShape&
                                      "KQ_mask");
   out_.out_ids = graph.new_tensor_1d(DType::I32, step.n_outputs, "inp_out_ids");
   for (Tensor* t : {out_.tokens, out_.pos, out_.kq_mask, out_.out_ids}) t->flags = kInput;
+  if (model.hparams().n_swa > 0) {
+    out_.n_swa = model.hparams().n_swa;
+    out_.kq_mask_swa = graph.new_tensor_2d(DType::F32, out_.kq_mask->ne[0], out_.kq_mask->ne[1], "KQ_mask_swa");
+    out_.kq_mask_swa->flags = kInput;
+  }
 }
 
 Tensor* StepBuilder::optional_weight(const std::string& name, std::vector<int64_t> ne) {
@@ -68,15 +73,18 @@ Tensor* StepBuilder::cache_leaf(int64_t il, bool v) {
   return leaves_[name] = t;
 }
 
+Tensor* StepBuilder::output_rows(Tensor* t) { return g().get_rows(t, out_.out_ids); }
+
 Tensor* StepBuilder::attention_residual(int64_t il, Tensor* attn, Tensor* inp) {
   if (il == hp().n_layer - 1) {
-    attn = g().get_rows(attn, out_.out_ids);
-    inp = g().get_rows(inp, out_.out_ids);
+    attn = output_rows(attn);
+    inp = output_rows(inp);
   }
   return named(g().add(attn, inp), "ffn_inp-" + std::to_string(il));
 }
 
-Tensor* StepBuilder::attention(int64_t il, Tensor* q, Tensor* k, Tensor* v, float kq_scale) {
+Tensor* StepBuilder::attention(int64_t il, Tensor* q, Tensor* k, Tensor* v, float kq_scale, bool sliding) {
+  if (sliding && !out_.kq_mask_swa) throw Error(model_.file().path() + ": a sliding-window layer needs attention.sliding_window");
   Graph& gr = g();
   const int64_t n_tokens = step_.n_tokens, n_kv = out_.n_kv, n_ctx = kv_.n_ctx();
   const int64_t head = hp().n_embd_head, n_head = hp().n_head, n_head_kv = hp().n_head_kv, n_embd_kv = kv_.n_embd_kv();
@@ -101,7 +109,7 @@ Tensor* StepBuilder::attention(int64_t il, Tensor* q, Tensor* k, Tensor* v, floa
   Tensor* qq = named(gr.permute(q, 0, 2, 1, 3), "q" + sfx);
   Tensor* kq = named(gr.mul_mat(kk, qq), "kq" + sfx);
   set_mul_mat_params(*kq, MulMatParams{false, true, static_cast<int32_t>(step_.n_past)});
-  kq = named(gr.soft_max(kq, out_.kq_mask, kq_scale), "kq_soft_max_ext" + sfx);
+  kq = named(gr.soft_max(kq, sliding ? out_.kq_mask_swa : out_.kq_mask, kq_scale), "kq_soft_max_ext" + sfx);
   Tensor* kqv = named(gr.mul_mat(vv, kq), "kqv" + sfx);
   set_mul_mat_params(*kqv, MulMatParams{true, true, static_cast<int32_t>(step_.n_past)});
   Tensor* merged = named(gr.permute(kqv, 0, 2, 1, 3), "kqv_merged" + sfx);
@@ -140,12 +148,20 @@ void set_step_inputs(Backend& backend, const StepGraph& s, std::span<const int32
   std::vector<int32_t> pos(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(n_past + i);
   backend.set_input(*s.pos, pos.data(), pos.size() * sizeof(int32_t));
-  const int64_t n_kv = s.kq_mask->ne[0];
-  std::vector<float> mask(static_cast<size_t>(s.kq_mask->nelements()));
-  for (int64_t i = 0; i < s.kq_mask->ne[1]; ++i)
-    for (int64_t j = 0; j < n_kv; ++j)
-      mask[i * n_kv + j] = (i < n && j <= n_past + i) ? 0.0f : -std::numeric_limits<float>::infinity();
-  backend.set_input(*s.kq_mask, mask.data(), mask.size() * sizeof(float));
+  // Query i (position n_past + i) sees cache position j at or before it, and, in a window of
+  // `window` positions, fewer than `window` behind it.
+  const auto set_mask = [&](const Tensor& t, int64_t window) {
+    const int64_t n_kv = t.ne[0];
+    std::vector<float> mask(static_cast<size_t>(t.nelements()));
+    for (int64_t i = 0; i < t.ne[1]; ++i)
+      for (int64_t j = 0; j < n_kv; ++j) {
+        const bool seen = i < n && j <= n_past + i && (window == 0 || n_past + i - j < window);
+        mask[i * n_kv + j] = seen ? 0.0f : -std::numeric_limits<float>::infinity();
+      }
+    backend.set_input(t, mask.data(), mask.size() * sizeof(float));
+  };
+  set_mask(*s.kq_mask, 0);
+  if (s.kq_mask_swa) set_mask(*s.kq_mask_swa, s.n_swa);
   std::vector<int32_t> out(static_cast<size_t>(s.out_ids->ne[0]));
   for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<int32_t>(n - static_cast<int64_t>(out.size()) + static_cast<int64_t>(i));
   backend.set_input(*s.out_ids, out.data(), out.size() * sizeof(int32_t));
@@ -167,6 +183,7 @@ const std::vector<ArchEntry>& arch_table() {
       {"llama", "LlamaForCausalLM", build_llama},
       {"qwen2", "Qwen2ForCausalLM", build_qwen2},
       {"qwen3", "Qwen3ForCausalLM", build_qwen3},
+      {"gemma3", "Gemma3ForCausalLM", build_gemma3},
       {"gpt2", "GPT2LMHeadModel", build_gpt2},
   };
   return table;

@@ -19,8 +19,11 @@ class StepBuilder {
   Tensor* k_cache(int64_t il) { return cache_leaf(il, false); }
   Tensor* v_cache(int64_t il) { return cache_leaf(il, true); }
   // Stores this step's K [n_embd_kv, n_tokens] and V into layer il's cache, then returns
-  // attention output [n_embd_head * n_head, n_tokens] for queries q [head, n_head, n_tokens].
-  Tensor* attention(int64_t il, Tensor* q, Tensor* k, Tensor* v, float kq_scale);
+  // attention output [n_embd_head * n_head, n_tokens] for queries q [head, n_head, n_tokens];
+  // `sliding`: under the sliding-window mask.
+  Tensor* attention(int64_t il, Tensor* q, Tensor* k, Tensor* v, float kq_scale, bool sliding = false);
+  // The rows of `t` whose logits are wanted, which the last layer keeps after attention.
+  Tensor* output_rows(Tensor* t);
   // attn + inp, the block's residual after attention ("ffn_inp-<il>"); in the last layer only
   // the rows whose logits are wanted go on.
   Tensor* attention_residual(int64_t il, Tensor* attn, Tensor* inp);
@@ -45,6 +48,7 @@ class StepBuilder {
 StepGraph build_llama(const Model& model, const KVCache& kv, const StepShape& step);
 StepGraph build_qwen2(const Model& model, const KVCache& kv, const StepShape& step);
 StepGraph build_qwen3(const Model& model, const KVCache& kv, const StepShape& step);
+StepGraph build_gemma3(const Model& model, const KVCache& kv, const StepShape& step);
 StepGraph build_gpt2(const Model& model, const KVCache& kv, const StepShape& step);
 
 }  // namespace engine

@@ -165,8 +165,9 @@ class WeightMaker {
   int64_t distinct_rows_;
 };
 
-// Llama and the architectures of its graph (Qwen2: Q, K, V biases; Qwen3: Q and K head norms
-// and heads of their own size), with the vocabulary their files carry.
+// Llama and the architectures built like it (Qwen2: Q, K, V biases; Qwen3: Q and K head norms
+// and heads of their own size; Gemma 3: those head norms and norms after attention and the
+// feed-forward), with the vocabulary their files carry.
 void write_llama_like(GGUFWriter& w, const SynthSpec& s, bool weights) {
   const std::string a = s.arch + ".";
   const int64_t head = s.head_size(), n_embd_q = head * s.n_head, n_embd_kv = head * s.n_head_kv;
@@ -182,9 +183,15 @@ void write_llama_like(GGUFWriter& w, const SynthSpec& s, bool weights) {
   }
   w.set_u32(a + "rope.dimension_count", static_cast<uint32_t>(head));
   w.set_f32(a + "rope.freq_base", s.rope_freq_base);
+  if (s.rope_scaling_factor > 0) {
+    w.set_string(a + "rope.scaling.type", "linear");
+    w.set_f32(a + "rope.scaling.factor", s.rope_scaling_factor);
+  }
+  if (s.n_swa > 0) w.set_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.n_swa));
   w.set_f32(a + "attention.layer_norm_rms_epsilon", s.norm_eps);
-  if (weights && s.arch == "llama") add_spm_vocab(w, s.n_vocab);
-  if (weights && s.arch != "llama") add_bpe_vocab(w, s.n_vocab, "qwen2", {"<|im_start|>", "<|im_end|>"});
+  const bool qwen = s.arch == "qwen2" || s.arch == "qwen3";
+  if (weights && !qwen) add_spm_vocab(w, s.n_vocab);
+  if (weights && qwen) add_bpe_vocab(w, s.n_vocab, "qwen2", {"<|im_start|>", "<|im_end|>"});
 
   WeightMaker m(w, s.seed, weights, s.distinct_rows);
   const float stddev = 1.0f / std::sqrt(static_cast<float>(s.n_embd));
@@ -196,15 +203,17 @@ void write_llama_like(GGUFWriter& w, const SynthSpec& s, bool weights) {
       m.matrix(p + name + ".weight", s.type, s.n_embd, rows, stddev);
       if (s.arch == "qwen2") m.bias(p + name + ".bias", rows);
     }
-    if (s.arch == "qwen3") {
+    if (s.arch == "qwen3" || s.arch == "gemma3") {
       m.norm(p + "attn_q_norm.weight", head);
       m.norm(p + "attn_k_norm.weight", head);
     }
     m.matrix(p + "attn_output.weight", s.type, n_embd_q, s.n_embd, 1.0f / std::sqrt(static_cast<float>(n_embd_q)));
+    if (s.arch == "gemma3") m.norm(p + "post_attention_norm.weight", s.n_embd);
     m.norm(p + "ffn_norm.weight", s.n_embd);
     m.matrix(p + "ffn_gate.weight", s.type, s.n_embd, s.n_ff, stddev);
     m.matrix(p + "ffn_up.weight", s.type, s.n_embd, s.n_ff, stddev);
     m.matrix(p + "ffn_down.weight", s.type, s.n_ff, s.n_embd, 1.0f / std::sqrt(static_cast<float>(s.n_ff)));
+    if (s.arch == "gemma3") m.norm(p + "post_ffw_norm.weight", s.n_embd);
   }
   m.norm("output_norm.weight", s.n_embd);
   if (!s.tied_embeddings) m.matrix("output.weight", s.type, s.n_embd, s.n_vocab, stddev);
@@ -248,8 +257,9 @@ void write_gpt2(GGUFWriter& w, const SynthSpec& s, bool weights) {
 }  // namespace
 
 GGUFWriter synthetic_model(const SynthSpec& s, bool weights) {
-  if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && s.arch != "gpt2")
-    throw Error("synth: unsupported architecture '" + s.arch + "' (supported: llama, qwen2, qwen3, gpt2)");
+  if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && s.arch != "gemma3" && s.arch != "gpt2")
+    throw Error("synth: unsupported architecture '" + s.arch + "' (supported: llama, qwen2, qwen3, gemma3, gpt2)");
+  if (s.n_swa < 0 || s.rope_scaling_factor < 0) throw Error("synth: sliding window and RoPE scaling must not be negative");
   if (s.n_embd <= 0 || s.n_layer <= 0 || s.n_head <= 0 || s.n_head_kv <= 0 || s.n_ff <= 0 || s.n_ctx_train <= 0 ||
       s.n_embd_head < 0)
     throw Error("synth: every dimension must be positive");

@@ -26,6 +26,10 @@ struct StepGraph {
   Tensor* tokens = nullptr;   // i32 [n_tokens]
   Tensor* pos = nullptr;      // i32 [n_tokens]
   Tensor* kq_mask = nullptr;  // f32 [n_kv, pad(n_tokens, 32)]
+  // The causal mask that also hides positions n_swa or more behind each query, for the
+  // sliding-window layers; nullptr where the model has none.
+  Tensor* kq_mask_swa = nullptr;
+  int64_t n_swa = 0;
   Tensor* out_ids = nullptr;  // i32 [n_outputs]
   Tensor* logits = nullptr;   // f32 [n_vocab, n_outputs]
   int64_t n_kv = 0;           // cache positions attention reads
@@ -53,7 +57,7 @@ StepGraph build_step_graph(const Model& model, const KVCache& kv, const StepShap
 // these values updated. Throws Error when n_past leaves the span or the context.
 void rebase_step(StepGraph& s, int64_t n_past);
 // Sets a step's inputs on the backend the graph was allocated on: the tokens, their positions
-// n_past.., the causal mask, and the positions of the last n_outputs tokens as the rows whose
+// n_past.., the causal masks, and the positions of the last n_outputs tokens as the rows whose
 // logits are computed.
 void set_step_inputs(Backend& backend, const StepGraph& s, std::span<const int32_t> tokens, int64_t n_past);
 // Throws Error when a weight the architecture needs is missing or has the wrong shape.

@@ -23,7 +23,8 @@ struct HParams {
   int64_t n_rot = 0;        // rotated dimensions per head
   float norm_eps = 1e-5f;   // RMS norm or layer norm epsilon
   float rope_freq_base = 10000.0f;
-  float rope_freq_scale = 1.0f;
+  float rope_freq_scale = 1.0f;  // 1 / rope.scaling.factor (linear scaling)
+  int64_t n_swa = 0;             // attention.sliding_window: positions a sliding layer sees; 0: none
 
   int64_t n_embd_q() const { return n_embd_head * n_head; }  // Q's rows, attention's output
   int64_t n_embd_kv() const { return n_embd_head * n_head_kv; }
