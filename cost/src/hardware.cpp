@@ -40,36 +40,34 @@ double figure(const json& object, const std::string& key, const std::string& whe
   return v.get<double>();
 }
 
-// The optional object `key` of figures named by weight dtype ({"Q4_0": figure, ...}).
-std::map<engine::DType, double> rates_per_dtype(const json& object, const std::string& key, const std::string& where) {
-  std::map<engine::DType, double> rates;
+// The optional object `key` of figures named by a `what` ({"Q4_0": figure, ...}): each name
+// parsed by `parse` into an optional key.
+template <typename Key, typename Parse>
+std::map<Key, double> rates_by_name(const json& object, const std::string& key, const std::string& where,
+                                    const std::string& what, Parse parse) {
+  std::map<Key, double> rates;
   const auto it = object.find(key);
   if (it == object.end()) return rates;
   const std::string here = where + " key '" + key + "'";
-  if (!it->is_object()) throw engine::Error(here + " must be an object of dtype names");
-  for (const auto& [dtype, f] : it->items()) {
-    const std::optional<engine::DType> t = engine::dtype_from_name(dtype);
-    if (!t) throw engine::Error(here + " names no dtype '" + dtype + "'");
-    rates[*t] = figure(*it, dtype, here);
+  if (!it->is_object()) throw engine::Error(here + " must be an object of " + what + " names");
+  for (const auto& [name, f] : it->items()) {
+    const std::optional<Key> k = parse(name);
+    if (!k) throw engine::Error(here + " names no " + what + " '" + name + "'");
+    rates[*k] = figure(*it, name, here);
   }
   return rates;
 }
 
-// The optional object `key` of figures named by op ({"RMS_NORM": figure, ...}).
+std::map<engine::DType, double> rates_per_dtype(const json& object, const std::string& key, const std::string& where) {
+  return rates_by_name<engine::DType>(object, key, where, "dtype", [](const std::string& n) { return engine::dtype_from_name(n); });
+}
+
 std::map<engine::Op, double> rates_per_op(const json& object, const std::string& key, const std::string& where) {
-  std::map<engine::Op, double> rates;
-  const auto it = object.find(key);
-  if (it == object.end()) return rates;
-  const std::string here = where + " key '" + key + "'";
-  if (!it->is_object()) throw engine::Error(here + " must be an object of op names");
-  for (const auto& [name, f] : it->items()) {
-    engine::Op op = engine::Op::COUNT;
+  return rates_by_name<engine::Op>(object, key, where, "op", [](const std::string& n) -> std::optional<engine::Op> {
     for (int i = 0; i < static_cast<int>(engine::Op::COUNT); ++i)
-      if (engine::op_name(static_cast<engine::Op>(i)) == name) op = static_cast<engine::Op>(i);
-    if (op == engine::Op::COUNT) throw engine::Error(here + " names no op '" + name + "'");
-    rates[op] = figure(*it, name, here);
-  }
-  return rates;
+      if (engine::op_name(static_cast<engine::Op>(i)) == n) return static_cast<engine::Op>(i);
+    return std::nullopt;
+  });
 }
 
 // A profile's JSON text; `where` names it in errors.
