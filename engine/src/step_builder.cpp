@@ -42,11 +42,6 @@ StepBuilder::StepBuilder(const Model& model, const KVCache& kv, const StepShape&
                                      "KQ_mask");
   out_.out_ids = graph.new_tensor_1d(DType::I32, step.n_outputs, "inp_out_ids");
   for (Tensor* t : {out_.tokens, out_.pos, out_.kq_mask, out_.out_ids}) t->flags = kInput;
-  if (model.hparams().n_swa > 0) {
-    out_.n_swa = model.hparams().n_swa;
-    out_.kq_mask_swa = graph.new_tensor_2d(DType::F32, out_.kq_mask->ne[0], out_.kq_mask->ne[1], "KQ_mask_swa");
-    out_.kq_mask_swa->flags = kInput;
-  }
 }
 
 Tensor* StepBuilder::optional_weight(const std::string& name, std::vector<int64_t> ne) {
@@ -84,7 +79,12 @@ Tensor* StepBuilder::attention_residual(int64_t il, Tensor* attn, Tensor* inp) {
 }
 
 Tensor* StepBuilder::attention(int64_t il, Tensor* q, Tensor* k, Tensor* v, float kq_scale, bool sliding) {
-  if (sliding && !out_.kq_mask_swa) throw Error(model_.file().path() + ": a sliding-window layer needs attention.sliding_window");
+  if (sliding && !out_.kq_mask_swa) {  // the first sliding layer's: a file's window no layer slides in needs none
+    if (hp().n_swa <= 0) throw Error(model_.file().path() + ": a sliding-window layer needs attention.sliding_window");
+    out_.n_swa = hp().n_swa;
+    out_.kq_mask_swa = g().new_tensor_2d(DType::F32, out_.kq_mask->ne[0], out_.kq_mask->ne[1], "KQ_mask_swa");
+    out_.kq_mask_swa->flags = kInput;
+  }
   Graph& gr = g();
   const int64_t n_tokens = step_.n_tokens, n_kv = out_.n_kv, n_ctx = kv_.n_ctx();
   const int64_t head = hp().n_embd_head, n_head = hp().n_head, n_head_kv = hp().n_head_kv, n_embd_kv = kv_.n_embd_kv();

@@ -47,11 +47,18 @@ TEST(Gemma3Graph, SlidingLayersTakeTheirMaskAndRopeBase) {
   EXPECT_EQ(step.logits->src[0]->name, "token_embd.weight") << "tied embeddings";
 }
 
-// A model with no sliding window has one mask.
-TEST(Gemma3Graph, NoSlidingWindowNoSecondMask) {
+// A model with no sliding layer has one mask, even where its file names a window (llama
+// attends the whole context, as llama.cpp does for that architecture).
+TEST(Gemma3Graph, NoSlidingLayerNoSecondMask) {
   auto model = preset_model(find_preset("qwen3-8b"));
   KVCache kv(model->hparams(), 64, DType::F16);
   EXPECT_FALSE(build_step_graph(*model, kv, StepShape{1, 0, 1}).kq_mask_swa);
+  SynthSpec spec;
+  spec.n_swa = 4;
+  auto windowed = Model::from_gguf(GGUFFile::from_bytes("windowed", synthetic_model(spec, false).to_bytes(true), GGUFLoad::kHeaderOnly));
+  EXPECT_EQ(windowed->hparams().n_swa, 4);
+  KVCache kv2(windowed->hparams(), 64, DType::F16);
+  EXPECT_FALSE(build_step_graph(*windowed, kv2, StepShape{1, 0, 1}).kq_mask_swa);
 }
 
 // Gemma 3 27B's global layers scale RoPE linearly by 8 (rope.scaling.factor); its sliding ones do not.

@@ -27,7 +27,7 @@ struct StepGraph {
   Tensor* pos = nullptr;      // i32 [n_tokens]
   Tensor* kq_mask = nullptr;  // f32 [n_kv, pad(n_tokens, 32)]
   // The causal mask that also hides positions n_swa or more behind each query, for the
-  // sliding-window layers; nullptr where the model has none.
+  // sliding-window layers; nullptr where no layer slides.
   Tensor* kq_mask_swa = nullptr;
   int64_t n_swa = 0;
   Tensor* out_ids = nullptr;  // i32 [n_outputs]
