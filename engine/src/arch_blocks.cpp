@@ -3,14 +3,8 @@
 #include <cmath>
 
 namespace engine {
-namespace {
 
 std::string layer_module(int64_t il) { return "model.layers." + std::to_string(il); }
-std::string suffix(int64_t il) { return "-" + std::to_string(il); }
-
-}  // namespace
-
-std::string blk_weight(int64_t il, const std::string& name) { return "blk." + std::to_string(il) + "." + name + ".weight"; }
 
 Tensor* rms_norm(StepBuilder& b, Tensor* x, Tensor* weight, const std::string& name, const std::string& sfx) {
   Graph& g = b.g();
@@ -26,13 +20,13 @@ Tensor* self_attention(StepBuilder& b, int64_t il, Tensor* cur, const AttentionK
   Graph& g = b.g();
   const HParams& hp = b.hp();
   const int64_t head = hp.n_embd_head, n_tokens = b.step().n_tokens;
-  const std::string sfx = suffix(il), layer = layer_module(il), p = "blk." + std::to_string(il) + ".";
+  const std::string sfx = layer_suffix(il), layer = layer_module(il);
   Tensor* rope_freqs = b.optional_weight("rope_freqs.weight", {hp.n_rot / 2});
   // One projection of Q, K or V: "<name>-<il>", with its bias where the architecture has one.
   const auto project = [&](const char* proj, const char* tensor, int64_t rows, const char* name) {
     g.set_module(layer + ".self_attn." + proj);
-    Tensor* t = named(g.mul_mat(b.weight(p + tensor + ".weight", {hp.n_embd, rows}), cur), name + sfx);
-    if (kind.qkv_bias) t = named(g.add(t, b.weight(p + tensor + ".bias", {rows})), name + sfx);
+    Tensor* t = named(g.mul_mat(b.weight(blk(il, tensor), {hp.n_embd, rows}), cur), name + sfx);
+    if (kind.qkv_bias) t = named(g.add(t, b.weight(blk(il, tensor, "bias"), {rows})), name + sfx);
     return t;
   };
   Tensor* q = project("q_proj", "attn_q", hp.n_embd_q(), "Qcur");
@@ -42,7 +36,7 @@ Tensor* self_attention(StepBuilder& b, int64_t il, Tensor* cur, const AttentionK
   // Heads of Q or K, normed where the architecture does so, then rotated.
   const auto heads = [&](Tensor* t, int64_t n_heads, const char* name, const char* norm) {
     t = named(g.reshape_3d(t, head, n_heads, n_tokens), name + sfx);
-    if (kind.qk_norm) t = rms_norm(b, t, b.weight(p + norm + ".weight", {head}), std::string(name) + "_normed", sfx);
+    if (kind.qk_norm) t = rms_norm(b, t, b.weight(blk(il, norm), {head}), std::string(name) + "_normed", sfx);
     return named(g.rope(t, b.out().pos, rope_freqs, static_cast<int>(hp.n_rot), kind.rope_mode,
                         kind.rope_freq_base > 0 ? kind.rope_freq_base : hp.rope_freq_base,
                         kind.rope_freq_scale > 0 ? kind.rope_freq_scale : hp.rope_freq_scale),
@@ -60,28 +54,28 @@ Tensor* self_attention(StepBuilder& b, int64_t il, Tensor* cur, const AttentionK
   }
   cur = b.attention(il, q, k, v, kq_scale, kind.sliding);
   g.set_module(layer + ".self_attn.o_proj");
-  return named(g.mul_mat(b.weight(p + "attn_output.weight", {hp.n_embd_q(), hp.n_embd}), cur), "kqv_out" + sfx);
+  return named(g.mul_mat(b.weight(blk(il, "attn_output"), {hp.n_embd_q(), hp.n_embd}), cur), "kqv_out" + sfx);
 }
 
 Tensor* gated_ffn(StepBuilder& b, int64_t il, Tensor* cur, Op act) {
   Graph& g = b.g();
   const HParams& hp = b.hp();
-  const std::string sfx = suffix(il), layer = layer_module(il);
+  const std::string sfx = layer_suffix(il), layer = layer_module(il);
   g.set_module(layer + ".mlp.gate_proj");
-  Tensor* gate = named(g.mul_mat(b.weight(blk_weight(il, "ffn_gate"), {hp.n_embd, hp.n_ff}), cur), "ffn_gate" + sfx);
+  Tensor* gate = named(g.mul_mat(b.weight(blk(il, "ffn_gate"), {hp.n_embd, hp.n_ff}), cur), "ffn_gate" + sfx);
   g.set_module(layer + ".mlp.act_fn");
   gate = act == Op::GELU ? named(g.gelu(gate), "ffn_gelu" + sfx) : named(g.silu(gate), "ffn_silu" + sfx);
   g.set_module(layer + ".mlp.up_proj");
-  Tensor* up = named(g.mul_mat(b.weight(blk_weight(il, "ffn_up"), {hp.n_embd, hp.n_ff}), cur), "ffn_up" + sfx);
+  Tensor* up = named(g.mul_mat(b.weight(blk(il, "ffn_up"), {hp.n_embd, hp.n_ff}), cur), "ffn_up" + sfx);
   g.set_module(layer + ".mlp");
   Tensor* par = named(g.mul(gate, up), "ffn_gate_par" + sfx);
   g.set_module(layer + ".mlp.down_proj");
-  return named(g.mul_mat(b.weight(blk_weight(il, "ffn_down"), {hp.n_ff, hp.n_embd}), par), "ffn_out" + sfx);
+  return named(g.mul_mat(b.weight(blk(il, "ffn_down"), {hp.n_ff, hp.n_embd}), par), "ffn_out" + sfx);
 }
 
 Tensor* layer_output(StepBuilder& b, int64_t il, Tensor* ffn_out, Tensor* ffn_inp) {
   b.g().set_module(layer_module(il));
-  return named(b.g().add(ffn_out, ffn_inp), "l_out" + suffix(il));
+  return named(b.g().add(ffn_out, ffn_inp), "l_out" + layer_suffix(il));
 }
 
 StepGraph rms_norm_lm_head(StepBuilder& b, Tensor* x, Tensor* tok_embd) {

@@ -8,8 +8,8 @@
 
 namespace engine {
 
-// "blk.<il>.<name>.weight"
-std::string blk_weight(int64_t il, const std::string& name);
+// "model.layers.<il>": a layer's module, as Hugging Face names it.
+std::string layer_module(int64_t il);
 
 // x / rms(x) * weight: "norm<sfx>", then `name<sfx>`.
 Tensor* rms_norm(StepBuilder& b, Tensor* x, Tensor* weight, const std::string& name, const std::string& sfx);

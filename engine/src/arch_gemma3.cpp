@@ -20,9 +20,9 @@ StepGraph build_gemma3(const Model& model, const KVCache& kv, const StepShape& s
   Tensor* inp = named(g.scale(token_embedding(b, tok_embd), std::sqrt(static_cast<float>(hp.n_embd))), "inp_scaled");
   for (int64_t il = 0; il < hp.n_layer; ++il) {
     g.set_layer(static_cast<int>(il));
-    const std::string sfx = "-" + std::to_string(il), layer = "model.layers." + std::to_string(il);
+    const std::string sfx = layer_suffix(il), layer = layer_module(il);
     const auto norm = [&](Tensor* x, const char* weight, const std::string& name, const std::string& suffix) {
-      return rms_norm(b, x, b.weight(blk_weight(il, weight), {hp.n_embd}), name, suffix);
+      return rms_norm(b, x, b.weight(blk(il, weight), {hp.n_embd}), name, suffix);
     };
     const bool sliding = hp.n_swa > 0 && il % kGlobalEvery < kGlobalEvery - 1;
     g.set_module(layer + ".input_layernorm");
@@ -34,14 +34,10 @@ StepGraph build_gemma3(const Model& model, const KVCache& kv, const StepShape& s
                                        .rope_freq_scale = sliding ? 1.0f : hp.rope_freq_scale,
                                        .q_scale = q_scale,
                                        .sliding = sliding});
-    if (il == hp.n_layer - 1) {
-      cur = b.output_rows(cur);
-      inp = b.output_rows(inp);
-    }
     g.set_module(layer + ".post_attention_layernorm");
-    cur = norm(cur, "post_attention_norm", "attn_post_norm", sfx);
+    cur = norm(b.output_rows(il, cur), "post_attention_norm", "attn_post_norm", sfx);
     g.set_module(layer);  // residual connection
-    Tensor* sa_out = named(g.add(cur, inp), "sa_out" + sfx);
+    Tensor* sa_out = named(g.add(cur, b.output_rows(il, inp)), "sa_out" + sfx);
     g.set_module(layer + ".pre_feedforward_layernorm");
     cur = norm(sa_out, "ffn_norm", "ffn_norm", sfx);
     cur = gated_ffn(b, il, cur, Op::GELU);

@@ -9,10 +9,6 @@
 namespace engine {
 namespace {
 
-std::string blk(int64_t il, const char* name, const char* kind) {
-  return "blk." + std::to_string(il) + "." + name + "." + kind;
-}
-
 // LayerNorm: normalize, then scale by `<name>.weight` and shift by `<name>.bias`.
 Tensor* layer_norm(StepBuilder& b, Tensor* x, const std::string& name, const std::string& out_name,
                    const std::string& sfx) {

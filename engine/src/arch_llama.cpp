@@ -15,14 +15,14 @@ StepGraph build_llama_like(const Model& model, const KVCache& kv, const StepShap
   Tensor* inp = token_embedding(b, tok_embd);
   for (int64_t il = 0; il < hp.n_layer; ++il) {
     g.set_layer(static_cast<int>(il));
-    const std::string sfx = "-" + std::to_string(il), layer = "model.layers." + std::to_string(il);
+    const std::string sfx = layer_suffix(il), layer = layer_module(il);
     g.set_module(layer + ".input_layernorm");
-    Tensor* cur = rms_norm(b, inp, b.weight(blk_weight(il, "attn_norm"), {hp.n_embd}), "attn_norm", sfx);
+    Tensor* cur = rms_norm(b, inp, b.weight(blk(il, "attn_norm"), {hp.n_embd}), "attn_norm", sfx);
     cur = self_attention(b, il, cur, kind);
     g.set_module(layer);  // residual connection
     Tensor* ffn_inp = b.attention_residual(il, cur, inp);
     g.set_module(layer + ".post_attention_layernorm");
-    cur = rms_norm(b, ffn_inp, b.weight(blk_weight(il, "ffn_norm"), {hp.n_embd}), "ffn_norm", sfx);
+    cur = rms_norm(b, ffn_inp, b.weight(blk(il, "ffn_norm"), {hp.n_embd}), "ffn_norm", sfx);
     inp = layer_output(b, il, gated_ffn(b, il, cur, Op::SILU), ffn_inp);
   }
   return rms_norm_lm_head(b, inp, tok_embd);

@@ -68,14 +68,18 @@ Tensor* StepBuilder::cache_leaf(int64_t il, bool v) {
   return leaves_[name] = t;
 }
 
-Tensor* StepBuilder::output_rows(Tensor* t) { return g().get_rows(t, out_.out_ids); }
+std::string blk(int64_t il, const std::string& name, const char* kind) {
+  return "blk." + std::to_string(il) + "." + name + "." + kind;
+}
+
+std::string layer_suffix(int64_t il) { return "-" + std::to_string(il); }
+
+Tensor* StepBuilder::output_rows(int64_t il, Tensor* t) {
+  return il == hp().n_layer - 1 ? g().get_rows(t, out_.out_ids) : t;
+}
 
 Tensor* StepBuilder::attention_residual(int64_t il, Tensor* attn, Tensor* inp) {
-  if (il == hp().n_layer - 1) {
-    attn = output_rows(attn);
-    inp = output_rows(inp);
-  }
-  return named(g().add(attn, inp), "ffn_inp-" + std::to_string(il));
+  return named(g().add(output_rows(il, attn), output_rows(il, inp)), "ffn_inp" + layer_suffix(il));
 }
 
 Tensor* StepBuilder::attention(int64_t il, Tensor* q, Tensor* k, Tensor* v, float kq_scale, bool sliding) {

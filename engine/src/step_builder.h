@@ -8,6 +8,11 @@
 
 namespace engine {
 
+// "blk.<il>.<name>.<kind>": a layer's tensor as GGUF files name it.
+std::string blk(int64_t il, const std::string& name, const char* kind = "weight");
+// "-<il>": the suffix of a layer's node names, as llama.cpp's.
+std::string layer_suffix(int64_t il);
+
 class StepBuilder {
  public:
   StepBuilder(const Model& model, const KVCache& kv, const StepShape& step);
@@ -22,8 +27,9 @@ class StepBuilder {
   // attention output [n_embd_head * n_head, n_tokens] for queries q [head, n_head, n_tokens];
   // `sliding`: under the sliding-window mask.
   Tensor* attention(int64_t il, Tensor* q, Tensor* k, Tensor* v, float kq_scale, bool sliding = false);
-  // The rows of `t` whose logits are wanted, which the last layer keeps after attention.
-  Tensor* output_rows(Tensor* t);
+  // `t` in layer il: in the last layer only its rows whose logits are wanted, which are all that
+  // go on after attention.
+  Tensor* output_rows(int64_t il, Tensor* t);
   // attn + inp, the block's residual after attention ("ffn_inp-<il>"); in the last layer only
   // the rows whose logits are wanted go on.
   Tensor* attention_residual(int64_t il, Tensor* attn, Tensor* inp);
