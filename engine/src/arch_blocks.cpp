@@ -19,31 +19,45 @@ Tensor* token_embedding(StepBuilder& b, Tensor* tok_embd) {
 Tensor* self_attention(StepBuilder& b, int64_t il, Tensor* cur, const AttentionKind& kind) {
   Graph& g = b.g();
   const HParams& hp = b.hp();
-  const int64_t head = hp.n_embd_head, n_tokens = b.step().n_tokens;
+  const int64_t head = hp.n_embd_head, n_tokens = b.step().n_tokens, n_q = hp.n_embd_q(), n_kv = hp.n_embd_kv();
   const std::string sfx = layer_suffix(il), layer = layer_module(il);
-  Tensor* rope_freqs = b.optional_weight("rope_freqs.weight", {hp.n_rot / 2});
-  // One projection of Q, K or V: "<name>-<il>", with its bias where the architecture has one.
-  const auto project = [&](const char* proj, const char* tensor, int64_t rows, const char* name) {
-    g.set_module(layer + ".self_attn." + proj);
-    Tensor* t = named(g.mul_mat(b.weight(blk(il, tensor), {hp.n_embd, rows}), cur), name + sfx);
-    if (kind.qkv_bias) t = named(g.add(t, b.weight(blk(il, tensor, "bias"), {rows})), name + sfx);
-    return t;
-  };
-  Tensor* q = project("q_proj", "attn_q", hp.n_embd_q(), "Qcur");
-  Tensor* k = project("k_proj", "attn_k", hp.n_embd_kv(), "Kcur");
-  Tensor* v = project("v_proj", "attn_v", hp.n_embd_kv(), "Vcur");
-  g.set_module(layer + ".self_attn");  // head norms, rotary embedding, KV cache, attention
+  Tensor* rope_factors = b.optional_weight(kind.rope_factors, {hp.n_rot / 2});
+  Tensor *q, *k, *v;  // q and k [head, heads, n_tokens], v [n_embd_kv, n_tokens]
+  if (kind.fused_qkv) {
+    g.set_module(layer + ".self_attn.qkv_proj");
+    Tensor* qkv = named(g.mul_mat(b.weight(blk(il, "attn_qkv"), {hp.n_embd, n_q + 2 * n_kv}), cur), "wqkv" + sfx);
+    g.set_module(layer + ".self_attn");  // Q, K and V are views of the fused rows
+    const size_t f32 = sizeof(float), row = qkv->nb[1];
+    q = named(g.view_3d(qkv, head, hp.n_head, n_tokens, head * f32, row, 0), "Qcur" + sfx);
+    k = named(g.view_3d(qkv, head, hp.n_head_kv, n_tokens, head * f32, row, n_q * f32), "Kcur" + sfx);
+    v = named(g.view_2d(qkv, n_kv, n_tokens, row, (n_q + n_kv) * f32), "Vcur" + sfx);
+  } else {
+    // One projection of Q, K or V: "<name>-<il>", with its bias where the architecture has one.
+    const auto project = [&](const char* proj, const char* tensor, int64_t rows, const char* name) {
+      g.set_module(layer + ".self_attn." + proj);
+      Tensor* t = named(g.mul_mat(b.weight(blk(il, tensor), {hp.n_embd, rows}), cur), name + sfx);
+      if (kind.qkv_bias) t = named(g.add(t, b.weight(blk(il, tensor, "bias"), {rows})), name + sfx);
+      return t;
+    };
+    q = project("q_proj", "attn_q", n_q, "Qcur");
+    k = project("k_proj", "attn_k", n_kv, "Kcur");
+    v = project("v_proj", "attn_v", n_kv, "Vcur");
+    g.set_module(layer + ".self_attn");
+    q = named(g.reshape_3d(q, head, hp.n_head, n_tokens), "Qcur" + sfx);
+    k = named(g.reshape_3d(k, head, hp.n_head_kv, n_tokens), "Kcur" + sfx);
+  }
   // Heads of Q or K, normed where the architecture does so, then rotated.
-  const auto heads = [&](Tensor* t, int64_t n_heads, const char* name, const char* norm) {
-    t = named(g.reshape_3d(t, head, n_heads, n_tokens), name + sfx);
+  const RopeParams rope{.n_rot = static_cast<int32_t>(hp.n_rot),
+                        .mode = kind.rope_mode,
+                        .freq_base = kind.rope_freq_base > 0 ? kind.rope_freq_base : hp.rope_freq_base,
+                        .freq_scale = kind.rope_freq_scale > 0 ? kind.rope_freq_scale : hp.rope_freq_scale,
+                        .attn_factor = hp.rope_attn_factor};
+  const auto rotate = [&](Tensor* t, const char* name, const char* norm) {
     if (kind.qk_norm) t = rms_norm(b, t, b.weight(blk(il, norm), {head}), std::string(name) + "_normed", sfx);
-    return named(g.rope(t, b.out().pos, rope_freqs, static_cast<int>(hp.n_rot), kind.rope_mode,
-                        kind.rope_freq_base > 0 ? kind.rope_freq_base : hp.rope_freq_base,
-                        kind.rope_freq_scale > 0 ? kind.rope_freq_scale : hp.rope_freq_scale),
-                 name + sfx);
+    return named(g.rope(t, b.out().pos, rope_factors, rope), name + sfx);
   };
-  q = heads(q, hp.n_head, "Qcur", "attn_q_norm");
-  k = heads(k, hp.n_head_kv, "Kcur", "attn_k_norm");
+  q = rotate(q, "Qcur", "attn_q_norm");
+  k = rotate(k, "Kcur", "attn_k_norm");
   g.expand(q);
   g.expand(k);
   g.expand(v);
@@ -54,19 +68,28 @@ Tensor* self_attention(StepBuilder& b, int64_t il, Tensor* cur, const AttentionK
   }
   cur = b.attention(il, q, k, v, kq_scale, kind.sliding);
   g.set_module(layer + ".self_attn.o_proj");
-  return named(g.mul_mat(b.weight(blk(il, "attn_output"), {hp.n_embd_q(), hp.n_embd}), cur), "kqv_out" + sfx);
+  return named(g.mul_mat(b.weight(blk(il, "attn_output"), {n_q, hp.n_embd}), cur), "kqv_out" + sfx);
 }
 
-Tensor* gated_ffn(StepBuilder& b, int64_t il, Tensor* cur, Op act) {
+Tensor* gated_ffn(StepBuilder& b, int64_t il, Tensor* cur, const FfnKind& kind) {
   Graph& g = b.g();
   const HParams& hp = b.hp();
   const std::string sfx = layer_suffix(il), layer = layer_module(il);
-  g.set_module(layer + ".mlp.gate_proj");
-  Tensor* gate = named(g.mul_mat(b.weight(blk(il, "ffn_gate"), {hp.n_embd, hp.n_ff}), cur), "ffn_gate" + sfx);
+  Tensor *gate, *up;
+  if (kind.fused_gate_up) {
+    g.set_module(layer + ".mlp.gate_up_proj");
+    Tensor* gate_up = named(g.mul_mat(b.weight(blk(il, "ffn_up"), {hp.n_embd, 2 * hp.n_ff}), cur), "ffn_up" + sfx);
+    const size_t row = gate_up->nb[1];
+    gate = named(g.view_2d(gate_up, hp.n_ff, gate_up->ne[1], row, 0), "ffn_gate" + sfx);
+    up = named(g.view_2d(gate_up, hp.n_ff, gate_up->ne[1], row, hp.n_ff * sizeof(float)), "ffn_up_half" + sfx);
+  } else {
+    g.set_module(layer + ".mlp.gate_proj");
+    gate = named(g.mul_mat(b.weight(blk(il, "ffn_gate"), {hp.n_embd, hp.n_ff}), cur), "ffn_gate" + sfx);
+    g.set_module(layer + ".mlp.up_proj");
+    up = named(g.mul_mat(b.weight(blk(il, "ffn_up"), {hp.n_embd, hp.n_ff}), cur), "ffn_up" + sfx);
+  }
   g.set_module(layer + ".mlp.act_fn");
-  gate = act == Op::GELU ? named(g.gelu(gate), "ffn_gelu" + sfx) : named(g.silu(gate), "ffn_silu" + sfx);
-  g.set_module(layer + ".mlp.up_proj");
-  Tensor* up = named(g.mul_mat(b.weight(blk(il, "ffn_up"), {hp.n_embd, hp.n_ff}), cur), "ffn_up" + sfx);
+  gate = kind.act == Op::GELU ? named(g.gelu(gate), "ffn_gelu" + sfx) : named(g.silu(gate), "ffn_silu" + sfx);
   g.set_module(layer + ".mlp");
   Tensor* par = named(g.mul(gate, up), "ffn_gate_par" + sfx);
   g.set_module(layer + ".mlp.down_proj");

@@ -19,11 +19,13 @@ Tensor* token_embedding(StepBuilder& b, Tensor* tok_embd);
 
 // What distinguishes an architecture's self-attention (in a layer).
 struct AttentionKind {
+  bool fused_qkv = false;        // one projection blk.N.attn_qkv whose rows are Q, K, V (Phi-3)
   bool qkv_bias = false;         // Q, K and V projections add blk.N.attn_{q,k,v}.bias (Qwen2)
   bool qk_norm = false;          // Q and K heads RMS-normed by blk.N.attn_{q,k}_norm before RoPE (Qwen3)
   int32_t rope_mode = kRopeNormal;
   float rope_freq_base = 0;      // 0: the model's rope.freq_base
   float rope_freq_scale = 0;     // 0: the model's rope scaling
+  const char* rope_factors = "rope_freqs.weight";  // the frequency factors' tensor, where the file has it
   float q_scale = 0;             // Q scaled by this, then no scale in the softmax (Gemma); 0: 1/sqrt(head)
   bool sliding = false;          // under the sliding-window mask
 };
@@ -32,8 +34,14 @@ struct AttentionKind {
 // RoPE, the KV cache, attention, the output projection ("kqv_out-<il>").
 Tensor* self_attention(StepBuilder& b, int64_t il, Tensor* cur, const AttentionKind& kind);
 
-// down(act(gate(x)) * up(x)) ("ffn_out-<il>"), act SILU (SwiGLU) or GELU (GeGLU).
-Tensor* gated_ffn(StepBuilder& b, int64_t il, Tensor* cur, Op act);
+// What distinguishes an architecture's gated feed-forward.
+struct FfnKind {
+  Op act = Op::SILU;             // SILU (SwiGLU) or GELU (GeGLU)
+  bool fused_gate_up = false;    // blk.N.ffn_up holds gate rows then up rows, no ffn_gate (Phi-3)
+};
+
+// down(act(gate(x)) * up(x)) ("ffn_out-<il>").
+Tensor* gated_ffn(StepBuilder& b, int64_t il, Tensor* cur, const FfnKind& kind);
 
 // ffn_out + ffn_inp, the layer's output ("l_out-<il>").
 Tensor* layer_output(StepBuilder& b, int64_t il, Tensor* ffn_out, Tensor* ffn_inp);

@@ -40,7 +40,7 @@ StepGraph build_gemma3(const Model& model, const KVCache& kv, const StepShape& s
     Tensor* sa_out = named(g.add(cur, b.output_rows(il, inp)), "sa_out" + sfx);
     g.set_module(layer + ".pre_feedforward_layernorm");
     cur = norm(sa_out, "ffn_norm", "ffn_norm", sfx);
-    cur = gated_ffn(b, il, cur, Op::GELU);
+    cur = gated_ffn(b, il, cur, FfnKind{.act = Op::GELU});
     g.set_module(layer + ".post_feedforward_layernorm");
     cur = norm(cur, "post_ffw_norm", "ffn_post_norm", "");
     inp = layer_output(b, il, cur, sa_out);

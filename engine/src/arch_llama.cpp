@@ -1,13 +1,18 @@
 // Llama-family graph (Llama 1/2/3, Mistral, TinyLlama): RMS norm, rotary attention with
-// grouped KV heads, SwiGLU feed-forward. Qwen2 and Qwen3 are the same graph with another
-// attention: Qwen2's Q, K and V projections have biases, Qwen3 RMS-norms each Q and K head,
-// and both rotate halves (NeoX RoPE).
+// grouped KV heads, SwiGLU feed-forward. Qwen2, Qwen3 and Phi-3 are the same graph with
+// another attention: Qwen2's Q, K and V projections have biases, Qwen3 RMS-norms each Q and K
+// head, all three rotate halves (NeoX RoPE). Phi-3 fuses Q, K and V into one projection and
+// gate and up into another, scales Q before attention, and past its original context rotates
+// by its long-context frequency factors.
+#include <cmath>
+
 #include "arch_blocks.h"
 
 namespace engine {
 namespace {
 
-StepGraph build_llama_like(const Model& model, const KVCache& kv, const StepShape& step, const AttentionKind& kind) {
+StepGraph build_llama_like(const Model& model, const KVCache& kv, const StepShape& step, const AttentionKind& attention,
+                           const FfnKind& ffn = {}) {
   StepBuilder b(model, kv, step);
   const HParams& hp = b.hp();
   Graph& g = b.g();
@@ -18,12 +23,12 @@ StepGraph build_llama_like(const Model& model, const KVCache& kv, const StepShap
     const std::string sfx = layer_suffix(il), layer = layer_module(il);
     g.set_module(layer + ".input_layernorm");
     Tensor* cur = rms_norm(b, inp, b.weight(blk(il, "attn_norm"), {hp.n_embd}), "attn_norm", sfx);
-    cur = self_attention(b, il, cur, kind);
+    cur = self_attention(b, il, cur, attention);
     g.set_module(layer);  // residual connection
     Tensor* ffn_inp = b.attention_residual(il, cur, inp);
     g.set_module(layer + ".post_attention_layernorm");
     cur = rms_norm(b, ffn_inp, b.weight(blk(il, "ffn_norm"), {hp.n_embd}), "ffn_norm", sfx);
-    inp = layer_output(b, il, gated_ffn(b, il, cur, Op::SILU), ffn_inp);
+    inp = layer_output(b, il, gated_ffn(b, il, cur, ffn), ffn_inp);
   }
   return rms_norm_lm_head(b, inp, tok_embd);
 }
@@ -40,6 +45,17 @@ StepGraph build_qwen2(const Model& model, const KVCache& kv, const StepShape& st
 
 StepGraph build_qwen3(const Model& model, const KVCache& kv, const StepShape& step) {
   return build_llama_like(model, kv, step, AttentionKind{.qk_norm = true, .rope_mode = kRopeNeox});
+}
+
+StepGraph build_phi3(const Model& model, const KVCache& kv, const StepShape& step) {
+  const HParams& hp = model.hparams();
+  const bool long_context = kv.n_ctx() > hp.n_ctx_orig;
+  return build_llama_like(model, kv, step,
+                          AttentionKind{.fused_qkv = true,
+                                        .rope_mode = kRopeNeox,
+                                        .rope_factors = long_context ? "rope_factors_long.weight" : "rope_factors_short.weight",
+                                        .q_scale = 1.0f / std::sqrt(static_cast<float>(hp.n_embd_head))},
+                          FfnKind{.fused_gate_up = true});
 }
 
 }  // namespace engine

@@ -127,14 +127,14 @@ Tensor* Graph::mul_mat(Tensor* a, Tensor* b) {
   return new_node(Op::MUL_MAT, DType::F32, ne, a, b);
 }
 
-Tensor* Graph::rope(Tensor* a, Tensor* pos, Tensor* freq_factors, int n_rot, int mode, float freq_base,
-                    float freq_scale) {
+Tensor* Graph::rope(Tensor* a, Tensor* pos, Tensor* freq_factors, const RopeParams& p) {
+  const int n_rot = p.n_rot;
   require(pos->type == DType::I32 && pos->ne[0] == a->ne[2], Op::ROPE,
           [&] { return "positions " + describe(pos) + " must be i32 with one entry per token of " + describe(a); });
   require(n_rot > 0 && n_rot % 2 == 0 && n_rot <= a->ne[0], Op::ROPE, [&] { return "bad rotated dimension count"; });
   require(!freq_factors || freq_factors->ne[0] >= n_rot / 2, Op::ROPE, [&] { return "too few frequency factors"; });
   Tensor* t = new_node(Op::ROPE, DType::F32, a->ne, a, pos, freq_factors);
-  set_rope_params(*t, RopeParams{n_rot, mode, freq_base, freq_scale});
+  set_rope_params(*t, p);
   return t;
 }
 

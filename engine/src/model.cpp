@@ -20,11 +20,8 @@ std::string shape_text(const int64_t* ne, size_t n) {
 HParams read_hparams(const GGUFFile& f) {
   HParams hp;
   hp.arch = f.require_string("general.architecture");
-  if (!arch_supported(hp.arch)) {
-    std::string known;
-    for (const std::string& a : supported_archs()) known += (known.empty() ? "" : ", ") + a;
-    throw Error(f.path() + ": unsupported architecture '" + hp.arch + "' (supported: " + known + ")");
-  }
+  if (!arch_supported(hp.arch))
+    throw Error(f.path() + ": unsupported architecture '" + hp.arch + "' (supported: " + supported_archs_text() + ")");
   const std::string a = hp.arch + ".";
   auto positive = [&](const std::string& key, int64_t v) {
     if (v <= 0 || v > (int64_t{1} << 32)) throw Error(f.path() + ": " + key + " = " + std::to_string(v) + " is out of range");
@@ -68,8 +65,16 @@ HParams read_hparams(const GGUFFile& f) {
   if (!(factor > 0) || !std::isfinite(factor))
     throw Error(f.path() + ": " + a + "rope.scaling.factor = " + std::to_string(factor) + " is not a positive number");
   hp.rope_freq_scale = static_cast<float>(1.0 / factor);
-  if (f.find(a + "attention.sliding_window"))
-    hp.n_swa = positive(a + "attention.sliding_window", f.require_int(a + "attention.sliding_window"));
+  const double attn_factor = f.get_float(a + "rope.scaling.attn_factor", 1.0);
+  if (!(attn_factor > 0) || !std::isfinite(attn_factor))
+    throw Error(f.path() + ": " + a + "rope.scaling.attn_factor = " + std::to_string(attn_factor) + " is not a positive number");
+  hp.rope_attn_factor = static_cast<float>(attn_factor);
+  hp.n_ctx_orig = positive(a + "rope.scaling.original_context_length",
+                           f.get_int(a + "rope.scaling.original_context_length", hp.n_ctx_train));
+  if (f.find(a + "attention.sliding_window")) {  // 0 (Phi-4): no window
+    const int64_t window = f.require_int(a + "attention.sliding_window");
+    if (window != 0) hp.n_swa = positive(a + "attention.sliding_window", window);
+  }
   const GGUFValue* tokens = f.find_array("tokenizer.ggml.tokens");
   const GGUFTensorInfo* embd = f.find_tensor("token_embd.weight");
   if (!embd) throw Error(f.path() + ": missing tensor 'token_embd.weight'");

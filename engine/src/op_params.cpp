@@ -18,7 +18,7 @@ void expect(const Tensor& t, Op a, Op b = Op::COUNT) {
 // The params[] slots of each op are known only in this file.
 RopeParams rope_params(const Tensor& t) {
   expect(t, Op::ROPE);
-  return {t.params[0], t.params[1], t.param_f32(2), t.param_f32(3)};
+  return {t.params[0], t.params[1], t.param_f32(2), t.param_f32(3), t.param_f32(4)};
 }
 
 void set_rope_params(Tensor& t, const RopeParams& p) {
@@ -27,6 +27,7 @@ void set_rope_params(Tensor& t, const RopeParams& p) {
   t.params[1] = p.mode;
   t.set_param_f32(2, p.freq_base);
   t.set_param_f32(3, p.freq_scale);
+  t.set_param_f32(4, p.attn_factor);
 }
 
 MulMatParams mul_mat_params(const Tensor& t) {

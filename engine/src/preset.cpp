@@ -26,6 +26,7 @@ Preset parse_preset(const EmbeddedFile& file) {
   s.rope_freq_base = j.value("rope_freq_base", 10000.0f);
   s.rope_scaling_factor = j.value("rope_scaling_factor", 0.0f);
   s.n_swa = j.value("sliding_window", int64_t{0});
+  s.n_ctx_orig = j.value("original_context_length", int64_t{0});
   s.norm_eps = j.value("norm_epsilon", 1e-5f);
   s.tied_embeddings = j.value("tied_embeddings", false);
   const std::string type = j.at("weight_type");

@@ -188,6 +188,7 @@ const std::vector<ArchEntry>& arch_table() {
       {"qwen2", "Qwen2ForCausalLM", build_qwen2},
       {"qwen3", "Qwen3ForCausalLM", build_qwen3},
       {"gemma3", "Gemma3ForCausalLM", build_gemma3},
+      {"phi3", "Phi3ForCausalLM", build_phi3},
       {"gpt2", "GPT2LMHeadModel", build_gpt2},
   };
   return table;
@@ -219,6 +220,12 @@ const std::vector<std::string>& supported_archs() {
     return names;
   }();
   return archs;
+}
+
+std::string supported_archs_text() {
+  std::string text;
+  for (const ArchEntry& e : arch_table()) text += (text.empty() ? "" : ", ") + e.name;
+  return text;
 }
 
 std::string module_root(const std::string& arch) {

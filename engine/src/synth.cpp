@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "byte_level.h"
+#include "engine/arch.h"
 #include "engine/error.h"
 #include "engine/gguf.h"
 #include "engine/quants.h"
@@ -22,8 +23,8 @@ const char* const kWords[] = {"once", "upon", "a", "time", "there", "was", "litt
                               "dog", "cat", "said"};
 
 // SentencePiece pieces: control tokens, the 256 byte tokens, then word pieces with every
-// prefix present so that merges can reach each word.
-void add_spm_vocab(GGUFWriter& w, int64_t n_vocab) {
+// prefix present so that merges can reach each word; `specials` last, as control tokens.
+void add_spm_vocab(GGUFWriter& w, int64_t n_vocab, const std::vector<std::string>& specials) {
   std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
   std::vector<int32_t> types = {2, 3, 3};
   for (int b = 0; b < 256; ++b) {
@@ -49,10 +50,19 @@ void add_spm_vocab(GGUFWriter& w, int64_t n_vocab) {
     types.push_back(1);
     scores.push_back(-static_cast<float>(tokens.size()));
   }
-  while (static_cast<int64_t>(tokens.size()) < n_vocab) {  // filler pieces
+  const size_t pieces_end = std::min<size_t>(tokens.size(), static_cast<size_t>(n_vocab) - specials.size());
+  tokens.resize(pieces_end);
+  types.resize(pieces_end);
+  scores.resize(pieces_end);
+  while (static_cast<int64_t>(tokens.size() + specials.size()) < n_vocab) {  // filler pieces
     tokens.push_back("<extra_" + std::to_string(tokens.size()) + ">");
     types.push_back(5);
     scores.push_back(-1e6f);
+  }
+  for (const std::string& s : specials) {
+    tokens.push_back(s);
+    types.push_back(3);
+    scores.push_back(0.0f);
   }
   w.set_string("tokenizer.ggml.model", "llama");
   w.set_array_strings("tokenizer.ggml.tokens", tokens);
@@ -144,7 +154,10 @@ class WeightMaker {
   }
 
   // Norm weights: near 1.
-  void norm(const std::string& name, int64_t n) { vector(name, n, std::uniform_real_distribution<float>(0.8f, 1.2f)); }
+  void norm(const std::string& name, int64_t n) { uniform(name, n, 0.8f, 1.2f); }
+  void uniform(const std::string& name, int64_t n, float lo, float hi) {
+    vector(name, n, std::uniform_real_distribution<float>(lo, hi));
+  }
   // Biases: near 0.
   void bias(const std::string& name, int64_t n) { vector(name, n, std::normal_distribution<float>(0.0f, 0.02f)); }
 
@@ -167,7 +180,8 @@ class WeightMaker {
 
 // Llama and the architectures built like it (Qwen2: Q, K, V biases; Qwen3: Q and K head norms
 // and heads of their own size; Gemma 3: those head norms and norms after attention and the
-// feed-forward), with the vocabulary their files carry.
+// feed-forward; Phi-3: fused QKV and gate-up matrices, long-context RoPE factors), with the
+// vocabulary their files carry.
 void write_llama_like(GGUFWriter& w, const SynthSpec& s, bool weights) {
   const std::string a = s.arch + ".";
   const int64_t head = s.head_size(), n_embd_q = head * s.n_head, n_embd_kv = head * s.n_head_kv;
@@ -187,19 +201,35 @@ void write_llama_like(GGUFWriter& w, const SynthSpec& s, bool weights) {
     w.set_string(a + "rope.scaling.type", "linear");
     w.set_f32(a + "rope.scaling.factor", s.rope_scaling_factor);
   }
+  const bool long_rope = s.n_ctx_orig > 0;
+  if (long_rope) {  // Phi-3's long-context RoPE, its attention factor as convert_hf_to_gguf.py computes it
+    const double scale = static_cast<double>(s.n_ctx_train) / static_cast<double>(s.n_ctx_orig);
+    w.set_u32(a + "rope.scaling.original_context_length", static_cast<uint32_t>(s.n_ctx_orig));
+    w.set_f32(a + "rope.scaling.attn_factor",
+              static_cast<float>(std::sqrt(1.0 + std::log(scale) / std::log(static_cast<double>(s.n_ctx_orig)))));
+  }
   if (s.n_swa > 0) w.set_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.n_swa));
   w.set_f32(a + "attention.layer_norm_rms_epsilon", s.norm_eps);
   const bool qwen = s.arch == "qwen2" || s.arch == "qwen3";
-  if (weights && !qwen) add_spm_vocab(w, s.n_vocab);
+  // Phi-3's chat and end-of-text tokens follow its SentencePiece pieces
+  const std::vector<std::string> phi3_specials = {"<|endoftext|>", "<|assistant|>", "<|end|>", "<|user|>", "<|system|>"};
+  if (weights && !qwen) add_spm_vocab(w, s.n_vocab, s.arch == "phi3" ? phi3_specials : std::vector<std::string>{});
   if (weights && qwen) add_bpe_vocab(w, s.n_vocab, "qwen2", {"<|im_start|>", "<|im_end|>"});
 
   WeightMaker m(w, s.seed, weights, s.distinct_rows);
   const float stddev = 1.0f / std::sqrt(static_cast<float>(s.n_embd));
+  const bool phi3 = s.arch == "phi3";
   m.matrix("token_embd.weight", s.type, s.n_embd, s.n_vocab, 1.0f);
+  if (long_rope) {
+    m.uniform("rope_factors_long.weight", head / 2, 1.0f, 24.0f);
+    m.uniform("rope_factors_short.weight", head / 2, 1.0f, 1.3f);
+  }
   for (int64_t il = 0; il < s.n_layer; ++il) {
     const std::string p = "blk." + std::to_string(il) + ".";
     m.norm(p + "attn_norm.weight", s.n_embd);
+    if (phi3) m.matrix(p + "attn_qkv.weight", s.type, s.n_embd, n_embd_q + 2 * n_embd_kv, stddev);
     for (const auto& [name, rows] : {std::pair{"attn_q", n_embd_q}, {"attn_k", n_embd_kv}, {"attn_v", n_embd_kv}}) {
+      if (phi3) break;
       m.matrix(p + name + ".weight", s.type, s.n_embd, rows, stddev);
       if (s.arch == "qwen2") m.bias(p + name + ".bias", rows);
     }
@@ -210,8 +240,8 @@ void write_llama_like(GGUFWriter& w, const SynthSpec& s, bool weights) {
     m.matrix(p + "attn_output.weight", s.type, n_embd_q, s.n_embd, 1.0f / std::sqrt(static_cast<float>(n_embd_q)));
     if (s.arch == "gemma3") m.norm(p + "post_attention_norm.weight", s.n_embd);
     m.norm(p + "ffn_norm.weight", s.n_embd);
-    m.matrix(p + "ffn_gate.weight", s.type, s.n_embd, s.n_ff, stddev);
-    m.matrix(p + "ffn_up.weight", s.type, s.n_embd, s.n_ff, stddev);
+    if (!phi3) m.matrix(p + "ffn_gate.weight", s.type, s.n_embd, s.n_ff, stddev);
+    m.matrix(p + "ffn_up.weight", s.type, s.n_embd, phi3 ? 2 * s.n_ff : s.n_ff, stddev);  // Phi-3: gate rows, then up
     m.matrix(p + "ffn_down.weight", s.type, s.n_ff, s.n_embd, 1.0f / std::sqrt(static_cast<float>(s.n_ff)));
     if (s.arch == "gemma3") m.norm(p + "post_ffw_norm.weight", s.n_embd);
   }
@@ -257,9 +287,11 @@ void write_gpt2(GGUFWriter& w, const SynthSpec& s, bool weights) {
 }  // namespace
 
 GGUFWriter synthetic_model(const SynthSpec& s, bool weights) {
-  if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && s.arch != "gemma3" && s.arch != "gpt2")
-    throw Error("synth: unsupported architecture '" + s.arch + "' (supported: llama, qwen2, qwen3, gemma3, gpt2)");
+  if (!arch_supported(s.arch))
+    throw Error("synth: unsupported architecture '" + s.arch + "' (supported: " + supported_archs_text() + ")");
   if (s.n_swa < 0 || s.rope_scaling_factor < 0) throw Error("synth: sliding window and RoPE scaling must not be negative");
+  if (s.n_ctx_orig != 0 && (s.arch != "phi3" || s.n_ctx_orig < 2 || s.n_ctx_orig >= s.n_ctx_train))
+    throw Error("synth: an original context (long-context RoPE, phi3 only) must be between 2 and the context length");
   if (s.n_embd <= 0 || s.n_layer <= 0 || s.n_head <= 0 || s.n_head_kv <= 0 || s.n_ff <= 0 || s.n_ctx_train <= 0 ||
       s.n_embd_head < 0)
     throw Error("synth: every dimension must be positive");
@@ -267,7 +299,7 @@ GGUFWriter synthetic_model(const SynthSpec& s, bool weights) {
   if ((s.n_embd_head == 0 && s.n_embd % s.n_head != 0) || s.n_head % s.n_head_kv != 0)
     throw Error("synth: heads must divide the embedding (or have a head size) and KV heads must divide heads");
   if (s.n_embd_head > 0 && s.arch == "gpt2") throw Error("synth: gpt2 heads span the embedding; they take no head size");
-  const int64_t min_vocab = s.arch == "gpt2" ? 257 : 259;  // bytes and control tokens
+  const int64_t min_vocab = s.arch == "gpt2" ? 257 : s.arch == "phi3" ? 264 : 259;  // bytes and control tokens
   if (s.n_vocab < min_vocab)
     throw Error("synth: a " + s.arch + " vocabulary needs at least " + std::to_string(min_vocab) + " tokens");
   const int64_t block = dtype_info(s.type).block_size;

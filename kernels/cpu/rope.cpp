@@ -1,5 +1,6 @@
 // ROPE: rotates the first n_rot elements of each [head_dim] row by angles
-// pos * freq_scale * freq_base^(-2i/n_rot) / factor[i]; later elements are copied.
+// pos * freq_scale * freq_base^(-2i/n_rot) / factor[i], cos and sin scaled by attn_factor;
+// later elements are copied.
 #include <cmath>
 
 #include "cpu/kernels.h"
@@ -11,15 +12,16 @@ namespace {
 
 // cos/sin of every rotated pair for one position; theta advances by repeated
 // multiplication in float, as ggml's rope cache does, so angles match it bit for bit.
-void fill_angles(float pos, int n_rot, float freq_base, float freq_scale, const Tensor* factors, float* cos_sin) {
-  const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(n_rot));
+void fill_angles(float pos, const RopeParams& rp, const Tensor* factors, float* cos_sin) {
+  const int n_rot = rp.n_rot;
+  const float theta_scale = std::pow(rp.freq_base, -2.0f / static_cast<float>(n_rot));
   float theta = pos;
   for (int i = 0; i < n_rot / 2; ++i) {
     const float factor =
         factors ? *reinterpret_cast<const float*>(static_cast<const char*>(factors->data) + i * factors->nb[0]) : 1.0f;
-    const float angle = freq_scale * (theta / factor);
-    cos_sin[2 * i] = std::cos(angle);
-    cos_sin[2 * i + 1] = std::sin(angle);
+    const float angle = rp.freq_scale * (theta / factor);
+    cos_sin[2 * i] = std::cos(angle) * rp.attn_factor;
+    cos_sin[2 * i + 1] = std::sin(angle) * rp.attn_factor;
     theta *= theta_scale;
   }
 }
@@ -38,8 +40,6 @@ void rope(const ComputeParams& p, Tensor* dst) {
   const RopeParams rp = rope_params(*dst);
   const int n_rot = rp.n_rot;
   const bool neox = rp.mode == kRopeNeox;
-  const float freq_base = rp.freq_base;
-  const float freq_scale = rp.freq_scale;
   const int half = n_rot / 2;
 
   require_work(p, rope_work_size(dst, p.nth), dst);
@@ -51,7 +51,7 @@ void rope(const ComputeParams& p, Tensor* dst) {
     const int64_t token = i.i2 + i.i3 * dst->ne[2];
     if (token != angles_for) {
       const int32_t position = *reinterpret_cast<const int32_t*>(static_cast<const char*>(pos->data) + i.i2 * pos->nb[0]);
-      fill_angles(static_cast<float>(position), n_rot, freq_base, freq_scale, factors, cos_sin);
+      fill_angles(static_cast<float>(position), rp, factors, cos_sin);
       angles_for = token;
     }
     char* d = row_ptr(dst, i);

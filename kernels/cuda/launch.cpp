@@ -27,6 +27,7 @@ Launch make_launch(const Tensor& node) {
       const RopeParams p = rope_params(node);
       l.params[0] = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));  // in float, as the CPU backend
       l.params[1] = p.freq_scale;
+      l.params[2] = p.attn_factor;
       l.flags[0] = p.n_rot;
       l.flags[1] = p.mode;
       l.flags[2] = node.src[2] != nullptr;

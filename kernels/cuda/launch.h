@@ -26,7 +26,7 @@ struct Launch {
   DType dst_type = DType::F32;
   TensorArg src[4];  // src0, src1, src2, and the attention's mask
   TensorArg dst;
-  float params[4] = {};  // scale, eps; rope: theta scale, freq_scale
+  float params[4] = {};  // scale, eps; rope: theta scale, freq_scale, attn_factor
   int32_t flags[4] = {};  // rope: n_rot, mode, has factors; soft_max and attention: has mask
 };
 

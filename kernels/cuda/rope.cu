@@ -1,7 +1,7 @@
 // ROPE: rotates the first n_rot elements of each [head_dim] row of src0 by the angles of the
 // row's token position (src1, i32 by dim 2): pair k turns by pos * freq_scale *
 // theta_scale^k / factor[k] (src2, optional), theta advanced by repeated multiplication as the
-// CPU backend's rope cache does. One thread per pair; elements past n_rot are copied.
+// CPU backend's rope cache does; cos and sin scaled by attn_factor. One thread per pair; elements past n_rot are copied.
 #include "cuda/common.cuh"
 #include "engine/op_params.h"
 
@@ -11,7 +11,7 @@ namespace {
 constexpr int kThreads = 256;
 
 __global__ void rope_kernel(TensorArg src, TensorArg pos, TensorArg factors, TensorArg dst, float theta_scale,
-                            float freq_scale, int n_rot, bool neox, bool has_factors) {
+                            float freq_scale, float attn_factor, int n_rot, bool neox, bool has_factors) {
   const int64_t pairs = dst.ne[0] / 2;
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= pairs * dst.ne[1] * dst.ne[2] * dst.ne[3]) return;
@@ -33,6 +33,8 @@ __global__ void rope_kernel(TensorArg src, TensorArg pos, TensorArg factors, Ten
   const float angle = freq_scale * __fdiv_rn(theta, factor);
   float s, c;
   sincosf(angle, &s, &c);
+  s = __fmul_rn(s, attn_factor);
+  c = __fmul_rn(c, attn_factor);
   const int64_t j0 = neox ? k : 2 * k, j1 = neox ? k + n_rot / 2 : 2 * k + 1;
   const float x0 = in(j0), x1 = in(j1);
   // the first product of each sum fused, as in the CPU backend
@@ -45,7 +47,7 @@ __global__ void rope_kernel(TensorArg src, TensorArg pos, TensorArg factors, Ten
 void launch_rope(const Launch& l, cudaStream_t stream) {
   const int64_t pairs = l.dst.ne[0] / 2 * l.dst.ne[1] * l.dst.ne[2] * l.dst.ne[3];
   rope_kernel<<<blocks_for(pairs, kThreads), kThreads, 0, stream>>>(l.src[0], l.src[1], l.src[2], l.dst, l.params[0],
-                                                                     l.params[1], l.flags[0], l.flags[1] == kRopeNeox,
+                                                                     l.params[1], l.params[2], l.flags[0], l.flags[1] == kRopeNeox,
                                                                      l.flags[2] != 0);
   check_launch("rope_kernel");
 }

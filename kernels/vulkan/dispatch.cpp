@@ -162,6 +162,7 @@ DispatchPlan plan_dispatch(const Tensor& node, const KernelChoice& choice) {
       r.params[1] = p.mode;
       r.params[2] = bits(std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot)));  // in float, as the CPU backend
       r.params[3] = bits(p.freq_scale);
+      r.params[4] = bits(p.attn_factor);
       r.extra[0] = node.src[2] != nullptr;
       grid(d, (node.nelements() / 2 + kElementwiseGroup - 1) / kElementwiseGroup, node);
       break;

@@ -265,26 +265,43 @@ TEST_P(BackendOps, Norms) {
   }
 }
 
-TEST_P(BackendOps, RopeBothModes) {
-  const int64_t head_dim = 14, heads = 3, tokens = 5, n_rot = 10;
+// Both modes; then heads viewed out of wider fused rows (Phi-3's QKV), with frequency factors
+// and an attention factor (long-context RoPE).
+TEST_P(BackendOps, RopeModesFactorsAndStridedHeads) {
+  const int64_t head_dim = 14, heads = 3, tokens = 5, n_rot = 10, row = head_dim * (heads + 2);
   const std::vector<float> pos = {0, 3, 4, 17, 250};
-  const std::vector<float> x = acts(head_dim * heads * tokens, 7);
-  for (const int mode : {kRopeNormal, kRopeNeox}) {
+  const std::vector<float> factors = {1.0f, 1.5f, 3.0f, 7.0f, 40.0f};
+  const std::vector<float> x = acts(row * tokens, 7);
+  struct Case {
+    int mode;
+    bool fused;  // heads are a view one head into rows of `row`, with factors and attn_factor
+  };
+  for (const Case c : {Case{kRopeNormal, false}, Case{kRopeNeox, false}, Case{kRopeNeox, true}}) {
     OpGraph og;
-    Tensor* a = og.leaf(DType::F32, {head_dim, heads, tokens}, x);
+    Tensor* rows = og.leaf(DType::F32, {row, tokens}, x);
+    Graph& g = og.graph();
+    const size_t f32 = sizeof(float);
+    Tensor* a = c.fused ? g.view_3d(rows, head_dim, heads, tokens, head_dim * f32, rows->nb[1], head_dim * f32)
+                        : g.reshape_3d(g.cont(g.view_2d(rows, head_dim * heads, tokens, rows->nb[1], 0)), head_dim, heads, tokens);
     Tensor* p = og.leaf(DType::I32, {tokens}, pos);
-    Tensor* y = og.graph().rope(a, p, nullptr, n_rot, mode, 10000.0f, 1.0f);
-    std::vector<double> expected(x.begin(), x.end());
+    Tensor* ff = c.fused ? og.leaf(DType::F32, {n_rot / 2}, factors) : nullptr;
+    const float attn_factor = c.fused ? 1.19f : 1.0f;
+    Tensor* y = g.rope(a, p, ff, RopeParams{static_cast<int32_t>(n_rot), c.mode, 10000.0f, 1.0f, attn_factor});
+    std::vector<double> expected;
     for (int64_t t = 0; t < tokens; ++t)
-      for (int64_t h = 0; h < heads; ++h)
+      for (int64_t h = 0; h < heads; ++h) {
+        const float* in = x.data() + t * row + (h + (c.fused ? 1 : 0)) * head_dim;
+        std::vector<double> out(in, in + head_dim);
         for (int64_t i = 0; i < n_rot / 2; ++i) {
-          const double theta = pos[t] * std::pow(10000.0, -2.0 * i / n_rot);
-          const int64_t base = (t * heads + h) * head_dim;
-          const int64_t j0 = base + (mode == kRopeNeox ? i : 2 * i), j1 = base + (mode == kRopeNeox ? i + n_rot / 2 : 2 * i + 1);
-          expected[j0] = x[j0] * std::cos(theta) - x[j1] * std::sin(theta);
-          expected[j1] = x[j0] * std::sin(theta) + x[j1] * std::cos(theta);
+          const double theta = pos[t] * std::pow(10000.0, -2.0 * i / n_rot) / (ff ? factors[i] : 1.0);
+          const double cos = std::cos(theta) * attn_factor, sin = std::sin(theta) * attn_factor;
+          const int64_t j0 = c.mode == kRopeNeox ? i : 2 * i, j1 = c.mode == kRopeNeox ? i + n_rot / 2 : 2 * i + 1;
+          out[j0] = in[j0] * cos - in[j1] * sin;
+          out[j1] = in[j0] * sin + in[j1] * cos;
         }
-    check(og, y, expected, 1e-5, mode == kRopeNeox ? "rope neox" : "rope normal");
+        expected.insert(expected.end(), out.begin(), out.end());
+      }
+    check(og, y, expected, 1e-5, c.fused ? "rope of fused rows" : c.mode == kRopeNeox ? "rope neox" : "rope normal");
   }
 }
 

@@ -281,6 +281,7 @@ struct RopeCase {
   int mode;
   float freq_scale;
   std::vector<float> factors;  // empty: none
+  float attn_factor = 1.0f;
 };
 
 void check_rope(const RopeCase& c) {
@@ -292,7 +293,7 @@ void check_rope(const RopeCase& c) {
   Tensor* x = tensor(g, {kHeadDim, kHeads, 3}, "x");
   Tensor* pos = g.new_tensor_1d(DType::I32, 3, "pos");
   Tensor* ff = c.factors.empty() ? nullptr : tensor(g, {int64_t(c.factors.size())}, "rope_freqs");
-  Tensor* y = g.rope(x, pos, ff, kRot, c.mode, base, c.freq_scale);
+  Tensor* y = g.rope(x, pos, ff, RopeParams{kRot, c.mode, base, c.freq_scale, c.attn_factor});
   const float* xv = s.bind(x, random_values(kHeadDim * kHeads * 3, 11));
   std::vector<int32_t> pos_data = positions;
   pos->data = pos_data.data();
@@ -309,11 +310,12 @@ void check_rope(const RopeCase& c) {
         const double theta = positions[t] * c.freq_scale * std::pow(double(base), -2.0 * i / kRot) / factor;
         const int j0 = c.mode == kRopeNeox ? i : 2 * i;
         const int j1 = c.mode == kRopeNeox ? i + kRot / 2 : 2 * i + 1;
-        EXPECT_NEAR(got[j0], in[j0] * std::cos(theta) - in[j1] * std::sin(theta), 1e-5) << "t=" << t << " i=" << i;
-        EXPECT_NEAR(got[j1], in[j0] * std::sin(theta) + in[j1] * std::cos(theta), 1e-5) << "t=" << t << " i=" << i;
+        const double cos = std::cos(theta) * c.attn_factor, sin = std::sin(theta) * c.attn_factor;
+        EXPECT_NEAR(got[j0], in[j0] * cos - in[j1] * sin, 1e-5) << "t=" << t << " i=" << i;
+        EXPECT_NEAR(got[j1], in[j0] * sin + in[j1] * cos, 1e-5) << "t=" << t << " i=" << i;
       }
       for (int k = kRot; k < kHeadDim; ++k) EXPECT_EQ(got[k], in[k]) << "unrotated tail";
-      if (positions[t] == 0) {
+      if (positions[t] == 0 && c.attn_factor == 1.0f) {
         for (int k = 0; k < kHeadDim; ++k) EXPECT_EQ(got[k], in[k]) << "position 0 is the identity";
       }
     }
@@ -326,6 +328,7 @@ TEST(CpuOps, RopeNeoxRotatesHalves) { check_rope({kRopeNeox, 1.0f, {}}); }
 TEST(CpuOps, RopeFreqScaleShrinksAngles) { check_rope({kRopeNormal, 0.25f, {}}); }
 TEST(CpuOps, RopeFrequencyFactorsDivideAngles) { check_rope({kRopeNormal, 1.0f, {1.0f, 2.5f, 8.0f}}); }
 TEST(CpuOps, RopeNeoxWithFrequencyFactors) { check_rope({kRopeNeox, 1.0f, {1.0f, 4.0f, 32.0f}}); }
+TEST(CpuOps, RopeAttnFactorScalesCosAndSin) { check_rope({kRopeNeox, 1.0f, {1.0f, 1.5f, 6.0f}, 1.19f}); }
 
 // ---- soft_max ----
 
@@ -644,7 +647,7 @@ TEST(CpuBackend, RejectsUnknownRopeModeAndUnboundStorage) {
   Storage s;
   Tensor* x = tensor(g, {4, 1, 1}, "x");
   Tensor* pos = g.new_tensor_1d(DType::I32, 1, "pos");
-  Tensor* r = named(g.rope(x, pos, nullptr, 4, 1, 10000.0f, 1.0f), "rope_bad");
+  Tensor* r = named(g.rope(x, pos, nullptr, RopeParams{4, 1, 10000.0f, 1.0f}), "rope_bad");
   auto backend = make_cpu_backend(1);
   EXPECT_FALSE(backend->supports(*r));
   Graph g2;

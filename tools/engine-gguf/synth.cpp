@@ -5,6 +5,7 @@
 #include <string>
 
 #include "commands.h"
+#include "engine/arch.h"
 #include "engine/dtype.h"
 #include "engine/error.h"
 #include "engine/synth.h"
@@ -15,9 +16,9 @@ void add_synth_command(CLI::App& app) {
   auto spec = std::make_shared<engine::SynthSpec>();
   auto out = std::make_shared<std::string>();
   auto type = std::make_shared<std::string>("f32");
-  CLI::App* cmd = app.add_subcommand("synth", "write a llama, qwen2, qwen3, gemma3 or gpt2 model with random weights");
+  CLI::App* cmd = app.add_subcommand("synth", "write a model of a supported architecture with random weights");
   cmd->add_option("-o,--out", *out, "output GGUF file")->required()->check(tool_cli::writable_file);
-  cmd->add_option("--arch", spec->arch, "architecture")->check(CLI::IsMember({"llama", "qwen2", "qwen3", "gemma3", "gpt2"}));
+  cmd->add_option("--arch", spec->arch, "architecture")->check(CLI::IsMember(engine::supported_archs()));
   cmd->add_option("--type", *type, "matrix dtype (f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_k..q6_k)");
   cmd->add_option("--embd", spec->n_embd, "embedding length")->check(integer(1, 1 << 16));
   cmd->add_option("--layers", spec->n_layer, "transformer blocks")->check(integer(1, 1024));
@@ -27,6 +28,9 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option("--ff", spec->n_ff, "feed-forward length")->check(integer(1, 1 << 18));
   cmd->add_option("--vocab", spec->n_vocab, "vocabulary size")->check(integer(257, 1 << 20));
   cmd->add_option("--ctx", spec->n_ctx_train, "training context length")->check(integer(1, 1 << 24));
+  cmd->add_option("--original-ctx", spec->n_ctx_orig,
+                  "phi3: the context before long-context RoPE, with long and short factors (0: none)")
+      ->check(integer(0, 1 << 24));
   cmd->add_option("--sliding-window", spec->n_swa, "attention.sliding_window (0: none)")->check(integer(0, 1 << 24));
   cmd->add_flag("--tied-embeddings", spec->tied_embeddings, "no output matrix: the token embedding serves as output");
   cmd->add_option("--seed", spec->seed, "random seed")->check(integer(uint64_t{0}, UINT64_MAX));

@@ -68,5 +68,7 @@ std::string module_root(const std::string& arch);
 bool arch_supported(const std::string& arch);
 // Every architecture build_step_graph knows, in the order error messages list them.
 const std::vector<std::string>& supported_archs();
+// supported_archs() as a list for messages: "llama, qwen2, ...".
+std::string supported_archs_text();
 
 }  // namespace engine

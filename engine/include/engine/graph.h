@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/op_params.h"
 #include "engine/tensor.h"
 
 namespace engine {
@@ -30,9 +31,9 @@ class Graph {
   Tensor* rms_norm(Tensor* a, float eps);
   Tensor* norm(Tensor* a, float eps);
   Tensor* mul_mat(Tensor* a, Tensor* b);
-  // Rotates the first n_rot elements of each row of a [head_dim, heads, tokens] tensor.
-  Tensor* rope(Tensor* a, Tensor* pos, Tensor* freq_factors, int n_rot, int mode, float freq_base,
-               float freq_scale);
+  // Rotates the first p.n_rot elements of each row of a [head_dim, heads, tokens] tensor;
+  // freq_factors (may be null) divide the angles of the rotated pairs.
+  Tensor* rope(Tensor* a, Tensor* pos, Tensor* freq_factors, const RopeParams& p);
   // softmax(a * scale + mask) along dim 0; mask may be null, else [a.ne0, >= a.ne1] f32.
   Tensor* soft_max(Tensor* a, Tensor* mask, float scale);
   Tensor* silu(Tensor* a);

@@ -24,6 +24,8 @@ struct HParams {
   float norm_eps = 1e-5f;   // RMS norm or layer norm epsilon
   float rope_freq_base = 10000.0f;
   float rope_freq_scale = 1.0f;  // 1 / rope.scaling.factor (linear scaling)
+  float rope_attn_factor = 1.0f;  // rope.scaling.attn_factor: RoPE's cos and sin scaled by it
+  int64_t n_ctx_orig = 0;         // rope.scaling.original_context_length, else context_length
   int64_t n_swa = 0;             // attention.sliding_window: positions a sliding layer sees; 0: none
 
   int64_t n_embd_q() const { return n_embd_head * n_head; }  // Q's rows, attention's output

@@ -13,6 +13,7 @@ struct RopeParams {
   int32_t mode = kRopeNormal;
   float freq_base = 10000.0f;
   float freq_scale = 1.0f;
+  float attn_factor = 1.0f;  // cos and sin scaled by it (rope.scaling.attn_factor, long-context Phi-3)
 };
 RopeParams rope_params(const Tensor& rope);
 void set_rope_params(Tensor& rope, const RopeParams& p);

@@ -1,7 +1,7 @@
 #pragma once
-// Synthetic models: random weights for any llama, qwen2, qwen3, gemma3 or gpt2 shape and weight
-// dtype, with a small vocabulary (SentencePiece for llama and gemma3, byte-level BPE with Qwen2's
-// pre-tokenizer for qwen2 and qwen3, with GPT-2's for gpt2), written as a GGUF file.
+// Synthetic models: random weights for any shape and weight dtype of every supported
+// architecture, with a small vocabulary (SentencePiece for llama, gemma3 and phi3, byte-level BPE
+// with Qwen2's pre-tokenizer for qwen2 and qwen3, with GPT-2's for gpt2), written as a GGUF file.
 // Used by tests, demos, benchmarks and the cost analyzer's presets.
 #include <cstdint>
 #include <string>
@@ -12,7 +12,7 @@
 namespace engine {
 
 struct SynthSpec {
-  std::string arch = "llama";  // or "qwen2", "qwen3", "gemma3", "gpt2"
+  std::string arch = "llama";  // any of supported_archs()
   int64_t n_embd = 256;
   int64_t n_layer = 4;
   int64_t n_head = 8;
@@ -24,6 +24,7 @@ struct SynthSpec {
   DType type = DType::F32;  // dtype of the matrices; norms stay f32
   float rope_freq_base = 10000.0f;  // llama only
   float rope_scaling_factor = 0;  // linear RoPE scaling (rope.scaling.factor); 0: none
+  int64_t n_ctx_orig = 0;  // phi3: rope.scaling.original_context_length, with long and short RoPE factors; 0: none
   int64_t n_swa = 0;  // attention.sliding_window; 0: none (gemma3 slides five layers in six)
   float norm_eps = 1e-5f;
   bool tied_embeddings = false;  // no output.weight: the token embedding serves as output

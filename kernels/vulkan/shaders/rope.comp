@@ -2,9 +2,9 @@
 #extension GL_GOOGLE_include_directive : require
 // ROPE: rotates the first n_rot elements of each [head_dim] row of src0 by the angles of the
 // row's token position (src1, i32 by dim 2): pair k turns by pos * freq_scale *
-// freq_base^(-2k/n_rot) / factor[k] (src2, optional). One invocation per pair; elements past
-// n_rot are copied. Record: params0 = (n_rot, mode,
-// freq_base^(-2/n_rot), freq_scale), extra.x = factors.
+// freq_base^(-2k/n_rot) / factor[k] (src2, optional), cos and sin scaled by attn_factor. One
+// invocation per pair; elements past n_rot are copied. Record: params0 = (n_rot, mode,
+// freq_base^(-2/n_rot), freq_scale), params1.x = attn_factor, extra.x = factors.
 #include "common.glsl"
 #include "vec_math.glsl"
 layout(local_size_x = 256) in;
@@ -33,8 +33,11 @@ void main() {
   for (uint j = 0; j < k; ++j) theta *= theta_scale;
   const float factor = D.extra.x != 0 ? src2_f32[(D.offset[2] + k * D.nb[2].x) / 4] : 1.0;
   precise const float angle = intBitsToFloat(D.params0.w) * div_rn(theta, factor);
-  float s, c;
+  precise float s, c;
   sin_cos(angle, s, c);
+  const float attn_factor = intBitsToFloat(D.params1.x);
+  s *= attn_factor;
+  c *= attn_factor;
   const uint j0 = neox ? k : 2 * k;
   const uint j1 = neox ? k + n_rot / 2 : 2 * k + 1;
   const float x0 = src0_f32[src + j0 * step0], x1 = src0_f32[src + j1 * step0];
