@@ -1,4 +1,5 @@
 // One cost formula per op, for both cost models. docs/cost-model.md explains each.
+#include <cmath>
 #include <string>
 
 #include "cost/cost.h"
@@ -47,6 +48,12 @@ double matmul_macs(const Tensor& node) {
   return static_cast<double>(node.src[0]->ne[0]) * elements(node);  // K per output element
 }
 
+// Sorting a row of n: about n log2 n comparisons, each counted as an add (a subtraction).
+double sort_comparisons(const Tensor& node) {
+  const double n = static_cast<double>(node.ne[0]);
+  return n > 1 ? rows(node) * n * std::log2(n) : 0;
+}
+
 Counts seed_cost(const Tensor& node, std::unordered_set<const Tensor*>& already_read) {
   Counts c;
   const double n = elements(node);
@@ -63,7 +70,11 @@ Counts seed_cost(const Tensor& node, std::unordered_set<const Tensor*>& already_
       c.add(Metric::kSqrt, rows(node));
       break;
     case Op::NORM: add_norm_arithmetic(node, c); break;
-    case Op::MUL_MAT: c.add(Metric::kFmul, matmul_macs(node)); break;
+    case Op::MUL_MAT:
+    case Op::MUL_MAT_ID: c.add(Metric::kFmul, matmul_macs(node)); break;
+    case Op::DIV: c.add(Metric::kFdiv, n); break;
+    case Op::SUM_ROWS: c.add(Metric::kFadd, elements(*node.src[0])); break;
+    case Op::ARGSORT: c.add(Metric::kFadd, sort_comparisons(node)); break;
     case Op::ROPE:
       c.add(Metric::kFmul, 3 * n);
       c.add(Metric::kFsin, n);
@@ -120,6 +131,21 @@ Counts default_cost(const Tensor& node) {
       c.add(Metric::kFmul, matmul_macs(node));
       c.add(Metric::kFadd, matmul_macs(node));
       break;
+    case Op::MUL_MAT_ID: {
+      // Only the chosen experts' matrices are read: for routing spread evenly, the expected
+      // number of distinct experts the step's tokens choose.
+      const Tensor& experts = *node.src[0];
+      const double n_expert = static_cast<double>(experts.ne[2]), used = static_cast<double>(node.ne[1]);
+      const double chosen = n_expert * (1 - std::pow(1 - used / n_expert, static_cast<double>(node.ne[2])));
+      c.add(Metric::kFmul, matmul_macs(node));
+      c.add(Metric::kFadd, matmul_macs(node));
+      c.add(Metric::kRead, dense_bytes(experts) / n_expert * chosen + dense_bytes(*node.src[1]) + dense_bytes(*node.src[2]));
+      c.add(Metric::kWrite, dense_bytes(node));
+      return c;
+    }
+    case Op::DIV: c.add(Metric::kFdiv, n); break;
+    case Op::SUM_ROWS: c.add(Metric::kFadd, elements(*node.src[0])); break;
+    case Op::ARGSORT: c.add(Metric::kFadd, sort_comparisons(node)); break;
     case Op::ROPE: {
       // Rotated pairs: 4 multiplies and 2 adds each; the angle (and its sin and cos) once
       // per token and pair, shared by every head.

@@ -22,7 +22,8 @@ std::string weight_role(const std::string& name) {
 }
 
 bool has_layer_in_label(const engine::Tensor& n) {
-  return n.op == Op::MUL_MAT && n.src[0] && storage_of(*n.src[0]).has(engine::kWeight) && n.layer >= 0;
+  return (n.op == Op::MUL_MAT || n.op == Op::MUL_MAT_ID) && n.src[0] && storage_of(*n.src[0]).has(engine::kWeight) &&
+         n.layer >= 0;
 }
 
 constexpr size_t kSlowest = 20;
@@ -107,6 +108,8 @@ std::string op_label(const engine::Tensor& n) {
       const std::string role = weight_role(storage_of(*n.src[0]).name);
       return "matmul:" + role + (n.layer >= 0 ? ":L" + std::to_string(n.layer) : "");
     }
+    case Op::MUL_MAT_ID: return "matmul:" + weight_role(storage_of(*n.src[0]).name) + ":L" + std::to_string(n.layer);
+    case Op::ARGSORT: return "route";
     case Op::GET_ROWS: return "gather";
     case Op::ADD: return "add";
     case Op::MUL: return "mul";

@@ -47,7 +47,7 @@ double product_compute_s(const HardwareProfile& hw, const engine::Tensor& weight
 }  // namespace
 
 ComputeClass compute_class(const engine::Tensor& node) {
-  if (node.op != engine::Op::MUL_MAT || !node.src[0]) return ComputeClass::kF32;
+  if ((node.op != engine::Op::MUL_MAT && node.op != engine::Op::MUL_MAT_ID) || !node.src[0]) return ComputeClass::kF32;
   const engine::DType weight = node.src[0]->type;
   if (engine::dtype_info(weight).quantized) return ComputeClass::kInt8;
   if (weight == engine::DType::F16) return ComputeClass::kF16;
@@ -67,13 +67,16 @@ Prediction predict(const GraphCost& cost, const HardwareProfile& hw) {
     np.bytes = nc.counts.bytes();
     // A product runs at the rates the backend's kernels for its src0 dtype were calibrated at: a
     // weight's by its column count, the KV cache's (attention, batched per head) at attention's
-    // rate, or else the long-prompt rate of its dtype.
-    const engine::Tensor* a = nc.node->op == engine::Op::MUL_MAT ? nc.node->src[0] : nullptr;
+    // rate, or else the long-prompt rate of its dtype; the experts' product at the rates of its
+    // dtype (it reads only the chosen experts, so not the whole tensor a weight's column reads).
+    const bool experts = nc.node->op == engine::Op::MUL_MAT_ID;
+    const engine::Tensor* a = nc.node->op == engine::Op::MUL_MAT || experts ? nc.node->src[0] : nullptr;
     if (np.flops > 0) {
       const double peak = hw.peak_tflops(cls);
-      const double rate = a ? rate_of(hw.attention_tflops, a->type, rate_of(hw.mul_mat_tflops, a->type, peak)) : peak;
+      const double product_rate = rate_of(hw.mul_mat_tflops, a ? a->type : engine::DType::F32, peak);
+      const double rate = experts ? product_rate : a ? rate_of(hw.attention_tflops, a->type, product_rate) : peak;
       require_positive(rate, std::string(compute_class_name(cls)) + " peak rate", hw);
-      np.compute_s = a && a->has(engine::kWeight) ? product_compute_s(hw, *a, nc.node->nrows(), np.flops, peak)
+      np.compute_s = a && a->has(engine::kWeight) && !experts ? product_compute_s(hw, *a, nc.node->nrows(), np.flops, peak)
                                                    : np.flops / (rate * 1e12);
     }
     const auto op_rate = hw.op_gbs.find(nc.node->op);

@@ -81,8 +81,8 @@ Tensor* Graph::new_view(Op op, Tensor* a, const int64_t ne[4], const size_t nb[4
 
 Tensor* Graph::get_rows(Tensor* table, Tensor* ids) {
   require(ids->type == DType::I32, Op::GET_ROWS, [&] { return "ids " + describe(ids) + " must be i32"; });
-  require(ids->ne[2] == 1 && ids->ne[3] == 1 && table->ne[2] == 1 && table->ne[3] == 1, Op::GET_ROWS,
-          [&] { return "only 2-d tables and 1-d or 2-d ids are supported"; });
+  require(ids->ne[2] == 1 && ids->ne[3] == 1 && table->ne[3] == 1 && (table->ne[2] == 1 || table->ne[2] == ids->ne[1]),
+          Op::GET_ROWS, [&] { return "ids " + describe(ids) + " do not select from " + describe(table) + ": 2-d tables, or 3-d with a batch per column of ids"; });
   require(table->nb[0] == dtype_info(table->type).block_bytes, Op::GET_ROWS, [&] { return "table rows must be dense"; });
   const int64_t ne[4] = {table->ne[0], ids->ne[0], ids->ne[1], 1};
   return new_node(Op::GET_ROWS, DType::F32, ne, table, ids);
@@ -96,6 +96,23 @@ Tensor* Graph::add(Tensor* a, Tensor* b) {
 Tensor* Graph::mul(Tensor* a, Tensor* b) {
   require(can_repeat(b, a), Op::MUL, [&] { return describe(b) + " does not broadcast to " + describe(a); });
   return new_node(Op::MUL, DType::F32, a->ne, a, b);
+}
+
+Tensor* Graph::div(Tensor* a, Tensor* b) {
+  require(can_repeat(b, a), Op::DIV, [&] { return describe(b) + " does not broadcast to " + describe(a); });
+  return new_node(Op::DIV, DType::F32, a->ne, a, b);
+}
+
+Tensor* Graph::sum_rows(Tensor* a) {
+  require(a->type == DType::F32, Op::SUM_ROWS, [&] { return describe(a) + " must be f32"; });
+  const int64_t ne[4] = {1, a->ne[1], a->ne[2], a->ne[3]};
+  return new_node(Op::SUM_ROWS, DType::F32, ne, a);
+}
+
+Tensor* Graph::argsort_desc(Tensor* a) {
+  require(a->type == DType::F32 && a->ne[2] == 1 && a->ne[3] == 1 && a->ne[0] <= (int64_t{1} << 20), Op::ARGSORT,
+          [&] { return describe(a) + " must be 2-d f32 with rows of at most 2^20"; });
+  return new_node(Op::ARGSORT, DType::I32, a->ne, a);
 }
 
 Tensor* Graph::scale(Tensor* a, float s) {
@@ -125,6 +142,19 @@ Tensor* Graph::mul_mat(Tensor* a, Tensor* b) {
           [&] { return "src0 rows must be dense and src1 must be f32"; });
   const int64_t ne[4] = {a->ne[1], b->ne[1], b->ne[2], b->ne[3]};
   return new_node(Op::MUL_MAT, DType::F32, ne, a, b);
+}
+
+Tensor* Graph::mul_mat_id(Tensor* as, Tensor* b, Tensor* ids) {
+  const int64_t n_used = ids->ne[0], n_tokens = ids->ne[1];
+  require(ids->type == DType::I32 && ids->ne[2] == 1 && ids->ne[3] == 1, Op::MUL_MAT_ID,
+          [&] { return "ids " + describe(ids) + " must be 2-d i32"; });
+  require(as->ne[0] == b->ne[0] && as->ne[3] == 1 && b->ne[3] == 1 && b->ne[2] == n_tokens &&
+              (b->ne[1] == 1 || b->ne[1] == n_used) && n_used <= as->ne[2],
+          Op::MUL_MAT_ID, [&] { return describe(as) + " x " + describe(b) + " by " + describe(ids) + " do not fit"; });
+  require(as->nb[0] == dtype_info(as->type).block_bytes && b->type == DType::F32, Op::MUL_MAT_ID,
+          [&] { return "experts' rows must be dense and src1 must be f32"; });
+  const int64_t ne[4] = {as->ne[1], n_used, n_tokens, 1};
+  return new_node(Op::MUL_MAT_ID, DType::F32, ne, as, b, ids);
 }
 
 Tensor* Graph::rope(Tensor* a, Tensor* pos, Tensor* freq_factors, const RopeParams& p) {

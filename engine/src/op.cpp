@@ -27,6 +27,10 @@ constexpr std::array<OpInfo, static_cast<size_t>(Op::COUNT)> kOps{{
     {Op::CPY, "CPY", "x->y (STORE)", 2, false, false},
     {Op::SILU, "SILU", "unary(x) (SILU?)", 1, false, false},
     {Op::GELU, "GELU", "unary(x) (GELU?)", 1, false, false},
+    {Op::DIV, "DIV", "x/y", 2, false, false},
+    {Op::SUM_ROWS, "SUM_ROWS", "sum_rows(x)", 1, false, false},
+    {Op::ARGSORT, "ARGSORT", "argsort(x) (ROUTE)", 1, false, false},
+    {Op::MUL_MAT_ID, "MUL_MAT_ID", "X[id]*Y (EXPERT MAT_MUL)", 3, false, false},
 }};
 
 constexpr bool rows_in_enum_order() {

@@ -1,4 +1,4 @@
-// ADD and MUL: src1 repeats over every dimension of src0 (a norm weight [n] over [n, tokens]).
+// ADD, MUL and DIV: src1 repeats over every dimension of src0 (a norm weight [n] over [n, tokens]).
 #include "cpu/kernels.h"
 #include "cpu/rows.h"
 
@@ -41,6 +41,10 @@ void add(const ComputeParams& p, Tensor* dst) {
 
 void mul(const ComputeParams& p, Tensor* dst) {
   binary_op(p, dst, [](float x, float y) { return x * y; });
+}
+
+void div(const ComputeParams& p, Tensor* dst) {
+  binary_op(p, dst, [](float x, float y) { return x / y; });
 }
 
 }  // namespace engine::cpu

@@ -24,6 +24,10 @@ KernelFn kernel_for(Op op) {
     case Op::GET_ROWS: return get_rows;
     case Op::ADD: return add;
     case Op::MUL: return mul;
+    case Op::DIV: return div;
+    case Op::SUM_ROWS: return sum_rows;
+    case Op::ARGSORT: return argsort;
+    case Op::MUL_MAT_ID: return mul_mat_id;
     case Op::SCALE: return scale;
     case Op::RMS_NORM: return rms_norm;
     case Op::NORM: return norm;
@@ -47,11 +51,15 @@ bool CpuBackend::supports(const Tensor& node) const {
   const Tensor* b = node.src[1];
   const Tensor* c = node.src[2];
   if (op_info(node.op).is_view || node.op == Op::NONE) return true;
+  if (node.op == Op::ARGSORT) return node.type == DType::I32 && is_f32(a);
   if (!a || (node.op != Op::CPY && node.op != Op::CONT && node.type != DType::F32)) return false;
   switch (node.op) {
     case Op::GET_ROWS: return get_rows_supports(a->type) && b && b->type == DType::I32;
     case Op::ADD:
-    case Op::MUL: return is_f32(a) && is_f32(b);
+    case Op::MUL:
+    case Op::DIV: return is_f32(a) && is_f32(b);
+    case Op::SUM_ROWS: return is_f32(a);
+    case Op::MUL_MAT_ID: return mul_mat_supports(a->type) && is_f32(b) && c && c->type == DType::I32;
     case Op::SCALE:
     case Op::RMS_NORM:
     case Op::NORM:

@@ -1,4 +1,5 @@
-// GET_ROWS on the CPU: dst[:, i, j] = dequantized row ids[i, j] of a 2-d table.
+// GET_ROWS on the CPU: dst[:, i, j] = dequantized row ids[i, j] of a 2-d table, or of batch j
+// of a 3-d one (an expert weight per token).
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -46,7 +47,8 @@ void get_rows(const ComputeParams& p, Tensor* dst) {
     if (id < 0 || id >= table->ne[1])
       throw Error("get_rows '" + dst->name + "': id " + std::to_string(id) + " is outside table '" + table->name +
                   "' of " + std::to_string(table->ne[1]) + " rows");
-    const char* src = static_cast<const char*>(table->data) + static_cast<int64_t>(id) * table->nb[1];
+    const char* src = static_cast<const char*>(table->data) + static_cast<int64_t>(id) * table->nb[1] +
+                      (table->ne[2] > 1 ? j * table->nb[2] : 0);
     float* out = reinterpret_cast<float*>(static_cast<char*>(dst->data) + i * dst->nb[1] + j * dst->nb[2]);
     dequantize_row(table->type, src, out, table->ne[0]);
   }

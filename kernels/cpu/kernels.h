@@ -39,10 +39,17 @@ size_t mul_mat_work_size(const Tensor* dst, int nth, bool weight_packed);
 // Work memory bytes of SOFT_MAX and ROPE with nth threads: a slice per thread.
 size_t soft_max_work_size(const Tensor* dst, int nth);
 size_t rope_work_size(const Tensor* dst, int nth);
+// Work memory bytes of MUL_MAT_ID with nth threads: the routed activations and outputs, and per
+// thread the routing and its tiles' work memory.
+size_t mul_mat_id_work_size(const Tensor* dst, int nth);
 
 void get_rows(const ComputeParams& p, Tensor* dst);
 void add(const ComputeParams& p, Tensor* dst);
 void mul(const ComputeParams& p, Tensor* dst);
+void div(const ComputeParams& p, Tensor* dst);
+void sum_rows(const ComputeParams& p, Tensor* dst);
+void argsort(const ComputeParams& p, Tensor* dst);
+void mul_mat_id(const ComputeParams& p, Tensor* dst);
 void scale(const ComputeParams& p, Tensor* dst);
 void rms_norm(const ComputeParams& p, Tensor* dst);
 void norm(const ComputeParams& p, Tensor* dst);

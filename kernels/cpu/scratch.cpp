@@ -29,6 +29,7 @@ size_t node_work_size(const Tensor* node, int nth, bool weight_packed) {
     case Op::MUL_MAT: return mul_mat_work_size(node, nth, weight_packed);
     case Op::SOFT_MAX: return soft_max_work_size(node, nth);
     case Op::ROPE: return rope_work_size(node, nth);
+    case Op::MUL_MAT_ID: return mul_mat_id_work_size(node, nth);
     default: return 0;
   }
 }

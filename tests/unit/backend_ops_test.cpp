@@ -5,6 +5,7 @@
 // inputs, so they keep the file layout; the packed layouts run in the replays and repack_test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -221,6 +222,75 @@ TEST_P(BackendOps, GetRowsOfEveryTableType) {
   }
 }
 
+// Expert routing as the MoE block builds it: each token's probabilities sorted (ARGSORT), the
+// top three's gathered from the token's own row of a 3-d table (GET_ROWS), summed (SUM_ROWS)
+// and divided by their sum (DIV).
+TEST_P(BackendOps, ExpertRoutingSortsGathersAndNormalizes) {
+  const int64_t n_expert = 10, tokens = 5, used = 3;
+  const std::vector<float> p = acts(n_expert * tokens, 31);
+  std::vector<std::vector<double>> sorted(tokens);
+  for (int64_t t = 0; t < tokens; ++t) {
+    sorted[t].assign(p.begin() + t * n_expert, p.begin() + (t + 1) * n_expert);
+    std::sort(sorted[t].begin(), sorted[t].end(), std::greater<>());
+  }
+  {
+    OpGraph og;
+    Graph& g = og.graph();
+    Tensor* probs = og.leaf(DType::F32, {n_expert, tokens}, p);
+    Tensor* y = g.get_rows(g.reshape_3d(probs, 1, n_expert, tokens), g.argsort_desc(probs));
+    std::vector<double> expected;
+    for (const auto& row : sorted) expected.insert(expected.end(), row.begin(), row.end());
+    check(og, y, expected, 0.0, "argsort and batched get_rows");
+  }
+  OpGraph og;
+  Graph& g = og.graph();
+  Tensor* probs = og.leaf(DType::F32, {n_expert, tokens}, p);
+  Tensor* order = g.argsort_desc(probs);
+  Tensor* top = g.view_2d(order, used, tokens, order->nb[1], 0);
+  Tensor* weights = g.reshape_2d(g.cont(g.get_rows(g.reshape_3d(probs, 1, n_expert, tokens), top)), used, tokens);
+  Tensor* y = g.div(weights, g.sum_rows(weights));
+  std::vector<double> expected;
+  for (const auto& row : sorted) {
+    const double sum = row[0] + row[1] + row[2];
+    for (int64_t i = 0; i < used; ++i) expected.push_back(row[i] / sum);
+  }
+  check(og, y, expected, 1e-6, "top-3 weights normalized");
+}
+
+// Each slot (i, t) multiplies expert ids[i, t]'s matrix by the token's activation (one per token,
+// as the gate and up products read) or by its own row (as the down product reads); expert 2
+// serves every token, so its columns fill a tile.
+TEST_P(BackendOps, MulMatIdEveryWeightType) {
+  const int64_t n_expert = 6, rows = 37, tokens = 9, used = 3;
+  const std::vector<float> ids = {2, 0, 1, 2, 3, 4, 2, 5, 0, 2, 1, 3, 5, 2, 4, 0, 2, 1, 3, 4, 2, 1, 5, 2, 4, 0, 2};
+  for (const WeightType& w : kWeightTypes)
+    for (const int64_t b_rows : {int64_t{1}, used}) {
+      OpGraph og;
+      const int64_t k = w.k;
+      Tensor* as = og.leaf(w.type, {k, rows, n_expert}, random_floats(k * rows * n_expert, 41));
+      Tensor* b = og.leaf(DType::F32, {k, b_rows, tokens}, acts(k * b_rows * tokens, 42));
+      Tensor* y = og.graph().mul_mat_id(as, b, og.leaf(DType::I32, {used, tokens}, ids));
+      const std::vector<float> av = og.values_of(as), bv = og.values_of(b);
+      std::vector<double> expected, tolerance;
+      for (int64_t t = 0; t < tokens; ++t)
+        for (int64_t i = 0; i < used; ++i) {
+          const int64_t e = static_cast<int64_t>(ids[t * used + i]);
+          const float* x = bv.data() + ((b_rows == 1 ? 0 : i) + t * b_rows) * k;
+          for (int64_t r = 0; r < rows; ++r) {
+            double dot = 0, magnitude = 0;
+            for (int64_t j = 0; j < k; ++j) {
+              const double product = double(av[(e * rows + r) * k + j]) * x[j];
+              dot += product;
+              magnitude += std::fabs(product);
+            }
+            expected.push_back(dot);
+            tolerance.push_back(w.tolerance * magnitude + 1e-6);
+          }
+        }
+      check(og, y, expected, tolerance, std::string("mul_mat_id ") + std::string(dtype_name(w.type)) + " b rows " + std::to_string(b_rows));
+    }
+}
+
 TEST_P(BackendOps, ElementwiseWithBroadcast) {
   const int64_t n0 = 37, n1 = 5, n2 = 3;
   const std::vector<float> x = acts(n0 * n1 * n2, 4), v = acts(n0, 5);
@@ -228,6 +298,7 @@ TEST_P(BackendOps, ElementwiseWithBroadcast) {
   const std::vector<std::tuple<std::string, Build, std::function<double(double, double)>>> ops = {
       {"add", [](Graph& g, Tensor* a, Tensor* b) { return g.add(a, b); }, [](double a, double b) { return a + b; }},
       {"mul", [](Graph& g, Tensor* a, Tensor* b) { return g.mul(a, b); }, [](double a, double b) { return a * b; }},
+      {"div", [](Graph& g, Tensor* a, Tensor* b) { return g.div(a, b); }, [](double a, double b) { return a / b; }},
       {"scale", [](Graph& g, Tensor* a, Tensor*) { return g.scale(a, 0.37f); }, [](double a, double) { return a * 0.37f; }},
       {"silu", [](Graph& g, Tensor* a, Tensor*) { return g.silu(a); }, [](double a, double) { return a / (1 + std::exp(-a)); }},
       {"gelu", [](Graph& g, Tensor* a, Tensor*) { return g.gelu(a); },

@@ -24,13 +24,22 @@ class Graph {
   Tensor* new_tensor_2d(DType type, int64_t ne0, int64_t ne1, std::string name = {});
 
   // Ops. Each returns a new node, not yet in the execution order (see expand()).
+  // dst[:, i, j] = row ids[i, j] of table (of its batch j where the table is 3-d).
   Tensor* get_rows(Tensor* table, Tensor* ids);
   Tensor* add(Tensor* a, Tensor* b);
   Tensor* mul(Tensor* a, Tensor* b);
+  Tensor* div(Tensor* a, Tensor* b);
+  Tensor* sum_rows(Tensor* a);
+  // For each row of f32 a [n, rows]: the i32 indices of its elements, largest first.
+  Tensor* argsort_desc(Tensor* a);
   Tensor* scale(Tensor* a, float s);
   Tensor* rms_norm(Tensor* a, float eps);
   Tensor* norm(Tensor* a, float eps);
   Tensor* mul_mat(Tensor* a, Tensor* b);
+  // Mixture-of-experts multiply: experts as [k, n, n_expert], b [k, 1 or n_used, tokens] f32,
+  // ids [n_used, tokens] i32; dst [n, n_used, tokens], slot (i, t) the product of expert
+  // ids[i, t] with b's row (i, t) (row (0, t) where b has one per token).
+  Tensor* mul_mat_id(Tensor* as, Tensor* b, Tensor* ids);
   // Rotates the first p.n_rot elements of each row of a [head_dim, heads, tokens] tensor;
   // freq_factors (may be null) divide the angles of the rotated pairs.
   Tensor* rope(Tensor* a, Tensor* pos, Tensor* freq_factors, const RopeParams& p);

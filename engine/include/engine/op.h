@@ -25,6 +25,10 @@ enum class Op : uint8_t {
   CPY,        // copy src0 into the view src1 (converting dtype); result aliases src1
   SILU,       // x * sigmoid(x)
   GELU,       // tanh approximation of GELU
+  DIV,        // src0 / src1 (src1 broadcast by repetition)
+  SUM_ROWS,   // sum of each row of src0: [1, ne1, ne2, ne3]
+  ARGSORT,    // i32 indices of each row of src0, its largest element first
+  MUL_MAT_ID, // per slot (i, t): dot(expert ids[i,t] of src0, src1 row (i or 0, t)); ids = src2
   COUNT,
 };
 
