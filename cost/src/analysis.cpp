@@ -37,6 +37,7 @@ Analysis analyze_model(const engine::Model& model, std::string source, AnalysisO
   a.source = std::move(source);
   a.hparams = hp;
   a.weight_type = model.dominant_dtype();
+  a.params = model.parameters();
   a.options = options;
   engine::KVCache kv(hp, options.n_ctx, options.kv_type);
   a.step = engine::build_step_graph(model, kv, engine::StepShape{options.n_tokens, options.n_past, 1});

@@ -23,7 +23,9 @@ void write_json(std::ostream& out, const Analysis& a) {
   json j;
   j["model"] = {{"source", a.source},         {"arch", hp.arch},        {"n_layer", hp.n_layer},
                 {"n_embd", hp.n_embd},        {"n_head", hp.n_head},    {"n_head_kv", hp.n_head_kv},
-                {"n_ff", hp.n_ff},            {"n_vocab", hp.n_vocab},  {"weight_type", engine::dtype_name(a.weight_type)}};
+                {"n_ff", hp.n_ff},            {"n_vocab", hp.n_vocab},  {"weight_type", engine::dtype_name(a.weight_type)},
+                {"n_expert", hp.n_expert},    {"n_expert_used", hp.n_expert_used},
+                {"params_total", a.params.total}, {"params_active", a.params.active}};
   j["step"] = {{"tokens", o.n_tokens}, {"past", o.n_past}, {"ctx", o.n_ctx}, {"attention_span", a.step.n_kv},
                {"cost_model", o.model == CostModel::kSeed ? "seed" : "default"}};
   j["totals"] = counts_json(a.cost.total);

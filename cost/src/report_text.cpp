@@ -64,6 +64,11 @@ void write_text(std::ostream& out, const Analysis& a) {
               a.source.c_str(), hp.arch.c_str(), (long long)hp.n_layer, (long long)hp.n_embd, (long long)hp.n_head,
               (long long)hp.n_head_kv, (long long)hp.n_ff, (long long)hp.n_vocab,
               std::string(engine::dtype_name(a.weight_type)).c_str());
+  if (hp.n_expert > 0)
+    out << line("params   %s total, %s active per token (%lld of %lld experts)\n", human_count(a.params.total).c_str(),
+                human_count(a.params.active).c_str(), (long long)hp.n_expert_used, (long long)hp.n_expert);
+  else
+    out << line("params   %s\n", human_count(a.params.total).c_str());
   out << line("step     %lld new token(s) after %lld cached; context %lld; attention span %lld; %zu nodes; "
               "cost model %s\n\n",
               (long long)o.n_tokens, (long long)o.n_past, (long long)o.n_ctx, (long long)a.step.n_kv,

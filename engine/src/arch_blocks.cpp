@@ -1,6 +1,7 @@
 #include "arch_blocks.h"
 
 #include <cmath>
+#include <vector>
 
 namespace engine {
 
@@ -94,6 +95,44 @@ Tensor* gated_ffn(StepBuilder& b, int64_t il, Tensor* cur, const FfnKind& kind) 
   Tensor* par = named(g.mul(gate, up), "ffn_gate_par" + sfx);
   g.set_module(layer + ".mlp.down_proj");
   return named(g.mul_mat(b.weight(blk(il, "ffn_down"), {hp.n_ff, hp.n_embd}), par), "ffn_out" + sfx);
+}
+
+Tensor* moe_ffn(StepBuilder& b, int64_t il, Tensor* cur) {
+  Graph& g = b.g();
+  const HParams& hp = b.hp();
+  const std::string sfx = layer_suffix(il), layer = layer_module(il);
+  const int64_t n_expert = hp.n_expert, used = hp.n_expert_used, n_tokens = cur->ne[1];
+  g.set_module(layer + ".mlp.gate");  // the router
+  Tensor* logits = named(g.mul_mat(b.weight(blk(il, "ffn_gate_inp"), {hp.n_embd, n_expert}), cur), "ffn_moe_logits" + sfx);
+  Tensor* probs = named(g.soft_max(logits, nullptr, 1.0f), "ffn_moe_probs" + sfx);
+  Tensor* order = named(g.argsort_desc(probs), "ffn_moe_argsort" + sfx);
+  Tensor* chosen = named(g.view_2d(order, used, n_tokens, order->nb[1], 0), "ffn_moe_topk" + sfx);
+  Tensor* weights = named(g.get_rows(g.reshape_3d(probs, 1, n_expert, n_tokens), chosen), "ffn_moe_weights" + sfx);
+  weights = g.reshape_2d(weights, used, n_tokens);
+  Tensor* sum = named(g.sum_rows(weights), "ffn_moe_weights_sum" + sfx);
+  // llama.cpp clamps the sum below at 2^-14; the top probabilities of a softmax sum to at least used / n_expert.
+  weights = g.reshape_3d(named(g.div(weights, sum), "ffn_moe_weights_norm" + sfx), 1, used, n_tokens);
+  g.expand(weights);
+
+  g.set_module(layer + ".mlp.experts");
+  const auto experts = [&](const char* name, int64_t k, int64_t n) {
+    return b.weight(blk(il, name), {k, n, n_expert});
+  };
+  Tensor* x = g.reshape_3d(cur, hp.n_embd, 1, n_tokens);
+  Tensor* up = named(g.mul_mat_id(experts("ffn_up_exps", hp.n_embd, hp.n_ff_exp), x, chosen), "ffn_moe_up" + sfx);
+  Tensor* gate = named(g.mul_mat_id(experts("ffn_gate_exps", hp.n_embd, hp.n_ff_exp), x, chosen), "ffn_moe_gate" + sfx);
+  Tensor* par = named(g.mul(named(g.silu(gate), "ffn_moe_silu" + sfx), up), "ffn_moe_swiglu" + sfx);
+  Tensor* out = named(g.mul_mat_id(experts("ffn_down_exps", hp.n_ff_exp, hp.n_embd), par, chosen), "ffn_moe_down" + sfx);
+  out = named(g.mul(out, weights), "ffn_moe_weighted" + sfx);
+  // The chosen experts' outputs summed in rank order, their views listed before the adds.
+  std::vector<Tensor*> ranked;
+  for (int64_t i = 0; i < used; ++i) {
+    ranked.push_back(g.view_2d(out, hp.n_embd, n_tokens, out->nb[2], static_cast<size_t>(i) * out->nb[1]));
+    g.expand(ranked.back());
+  }
+  Tensor* sum_out = used == 1 ? g.cont(ranked[0]) : ranked[0];
+  for (int64_t i = 1; i < used; ++i) sum_out = g.add(sum_out, ranked[i]);
+  return named(sum_out, "ffn_moe_out" + sfx);
 }
 
 Tensor* layer_output(StepBuilder& b, int64_t il, Tensor* ffn_out, Tensor* ffn_inp) {

@@ -43,6 +43,13 @@ struct FfnKind {
 // down(act(gate(x)) * up(x)) ("ffn_out-<il>").
 Tensor* gated_ffn(StepBuilder& b, int64_t il, Tensor* cur, const FfnKind& kind);
 
+// The mixture-of-experts feed-forward, as llama.cpp's build_moe_ffn with softmax gating: a
+// router (blk.N.ffn_gate_inp) scores the experts per token, the top n_expert_used are chosen
+// ("ffn_moe_topk-<il>") and their probabilities renormalized; each chosen expert's SwiGLU
+// (blk.N.ffn_{gate,up,down}_exps, one matrix per expert) runs on the token, and the outputs,
+// weighted, are summed ("ffn_moe_out-<il>").
+Tensor* moe_ffn(StepBuilder& b, int64_t il, Tensor* cur);
+
 // ffn_out + ffn_inp, the layer's output ("l_out-<il>").
 Tensor* layer_output(StepBuilder& b, int64_t il, Tensor* ffn_out, Tensor* ffn_inp);
 

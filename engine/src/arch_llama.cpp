@@ -3,10 +3,12 @@
 // another attention: Qwen2's Q, K and V projections have biases, Qwen3 RMS-norms each Q and K
 // head, all three rotate halves (NeoX RoPE). Phi-3 fuses Q, K and V into one projection and
 // gate and up into another, scales Q before attention, and past its original context rotates
-// by its long-context frequency factors.
+// by its long-context frequency factors. Where the file has experts (Mixtral, Qwen3 MoE), the
+// feed-forward is the mixture of experts.
 #include <cmath>
 
 #include "arch_blocks.h"
+#include "engine/error.h"
 
 namespace engine {
 namespace {
@@ -28,7 +30,8 @@ StepGraph build_llama_like(const Model& model, const KVCache& kv, const StepShap
     Tensor* ffn_inp = b.attention_residual(il, cur, inp);
     g.set_module(layer + ".post_attention_layernorm");
     cur = rms_norm(b, ffn_inp, b.weight(blk(il, "ffn_norm"), {hp.n_embd}), "ffn_norm", sfx);
-    inp = layer_output(b, il, gated_ffn(b, il, cur, ffn), ffn_inp);
+    cur = hp.n_expert > 0 ? moe_ffn(b, il, cur) : gated_ffn(b, il, cur, ffn);
+    inp = layer_output(b, il, cur, ffn_inp);
   }
   return rms_norm_lm_head(b, inp, tok_embd);
 }
@@ -45,6 +48,11 @@ StepGraph build_qwen2(const Model& model, const KVCache& kv, const StepShape& st
 
 StepGraph build_qwen3(const Model& model, const KVCache& kv, const StepShape& step) {
   return build_llama_like(model, kv, step, AttentionKind{.qk_norm = true, .rope_mode = kRopeNeox});
+}
+
+StepGraph build_qwen3moe(const Model& model, const KVCache& kv, const StepShape& step) {
+  if (model.hparams().n_expert == 0) throw Error(model.file().path() + ": qwen3moe needs qwen3moe.expert_count");
+  return build_qwen3(model, kv, step);
 }
 
 StepGraph build_phi3(const Model& model, const KVCache& kv, const StepShape& step) {

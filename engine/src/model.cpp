@@ -75,6 +75,13 @@ HParams read_hparams(const GGUFFile& f) {
     const int64_t window = f.require_int(a + "attention.sliding_window");
     if (window != 0) hp.n_swa = positive(a + "attention.sliding_window", window);
   }
+  if (f.find(a + "expert_count") && f.require_int(a + "expert_count") != 0) {
+    hp.n_expert = positive(a + "expert_count", f.require_int(a + "expert_count"));
+    hp.n_expert_used = positive(a + "expert_used_count", f.require_int(a + "expert_used_count"));
+    if (hp.n_expert_used > hp.n_expert)
+      throw Error(f.path() + ": " + std::to_string(hp.n_expert_used) + " experts used of " + std::to_string(hp.n_expert));
+    hp.n_ff_exp = positive(a + "expert_feed_forward_length", f.get_int(a + "expert_feed_forward_length", hp.n_ff));
+  }
   const GGUFValue* tokens = f.find_array("tokenizer.ggml.tokens");
   const GGUFTensorInfo* embd = f.find_tensor("token_embd.weight");
   if (!embd) throw Error(f.path() + ": missing tensor 'token_embd.weight'");
@@ -126,6 +133,18 @@ size_t Model::weight_storage_bytes() const {
   size_t end = 0;
   for (const auto& t : file_->tensors()) end = std::max<size_t>(end, t.offset + t.nbytes);
   return end;
+}
+
+ParameterCount Model::parameters() const {
+  ParameterCount p;
+  for (const auto& t : file_->tensors()) {
+    double n = 1;
+    for (int i = 0; i < t.n_dims; ++i) n *= static_cast<double>(t.ne[i]);
+    const bool experts = hp_.n_expert > 0 && t.n_dims == 3 && t.ne[2] == hp_.n_expert && t.name.ends_with("_exps.weight");
+    p.total += n;
+    p.active += experts ? n * static_cast<double>(hp_.n_expert_used) / static_cast<double>(hp_.n_expert) : n;
+  }
+  return p;
 }
 
 DType Model::dominant_dtype() const {

@@ -27,6 +27,9 @@ Preset parse_preset(const EmbeddedFile& file) {
   s.rope_scaling_factor = j.value("rope_scaling_factor", 0.0f);
   s.n_swa = j.value("sliding_window", int64_t{0});
   s.n_ctx_orig = j.value("original_context_length", int64_t{0});
+  s.n_expert = j.value("expert_count", int64_t{0});
+  s.n_expert_used = j.value("expert_used_count", int64_t{0});
+  s.n_ff_exp = j.value("expert_feed_forward_length", int64_t{0});
   s.norm_eps = j.value("norm_epsilon", 1e-5f);
   s.tied_embeddings = j.value("tied_embeddings", false);
   const std::string type = j.at("weight_type");

@@ -187,6 +187,7 @@ const std::vector<ArchEntry>& arch_table() {
       {"llama", "LlamaForCausalLM", build_llama},
       {"qwen2", "Qwen2ForCausalLM", build_qwen2},
       {"qwen3", "Qwen3ForCausalLM", build_qwen3},
+      {"qwen3moe", "Qwen3MoeForCausalLM", build_qwen3moe},
       {"gemma3", "Gemma3ForCausalLM", build_gemma3},
       {"phi3", "Phi3ForCausalLM", build_phi3},
       {"gpt2", "GPT2LMHeadModel", build_gpt2},

@@ -54,6 +54,7 @@ class StepBuilder {
 StepGraph build_llama(const Model& model, const KVCache& kv, const StepShape& step);
 StepGraph build_qwen2(const Model& model, const KVCache& kv, const StepShape& step);
 StepGraph build_qwen3(const Model& model, const KVCache& kv, const StepShape& step);
+StepGraph build_qwen3moe(const Model& model, const KVCache& kv, const StepShape& step);
 StepGraph build_phi3(const Model& model, const KVCache& kv, const StepShape& step);
 StepGraph build_gemma3(const Model& model, const KVCache& kv, const StepShape& step);
 StepGraph build_gpt2(const Model& model, const KVCache& kv, const StepShape& step);

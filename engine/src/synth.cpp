@@ -140,7 +140,14 @@ class WeightMaker {
       : w_(w), rng_(seed), with_data_(with_data), distinct_rows_(distinct_rows) {}
 
   void matrix(const std::string& name, DType type, int64_t ne0, int64_t ne1, float stddev) {
-    if (!with_data_) return w_.add_tensor(name, type, {ne0, ne1}, {});
+    matrices(name, type, ne0, ne1, 1, stddev);
+  }
+
+  // n matrices of [ne0, ne1] in one tensor [ne0, ne1, n] (experts); n = 1: a 2-d matrix.
+  void matrices(const std::string& name, DType type, int64_t ne0, int64_t ne1_each, int64_t n, float stddev) {
+    const std::vector<int64_t> shape = n == 1 ? std::vector<int64_t>{ne0, ne1_each} : std::vector<int64_t>{ne0, ne1_each, n};
+    if (!with_data_) return w_.add_tensor(name, type, shape, {});
+    const int64_t ne1 = ne1_each * n;
     const int64_t drawn = distinct_rows_ > 0 ? std::min(distinct_rows_, ne1) : ne1;
     std::vector<float> values(static_cast<size_t>(ne0 * drawn));
     std::normal_distribution<float> dist(0.0f, stddev);
@@ -150,7 +157,7 @@ class WeightMaker {
     for (int64_t r = 0; r < drawn; ++r) quantize_row(type, values.data() + r * ne0, bytes.data() + static_cast<size_t>(r) * row, ne0);
     for (int64_t r = drawn; r < ne1; ++r)
       std::memcpy(bytes.data() + static_cast<size_t>(r) * row, bytes.data() + static_cast<size_t>(r % drawn) * row, row);
-    w_.add_tensor(name, type, {ne0, ne1}, std::move(bytes));
+    w_.add_tensor(name, type, shape, std::move(bytes));
   }
 
   // Norm weights: near 1.
@@ -209,8 +216,14 @@ void write_llama_like(GGUFWriter& w, const SynthSpec& s, bool weights) {
               static_cast<float>(std::sqrt(1.0 + std::log(scale) / std::log(static_cast<double>(s.n_ctx_orig)))));
   }
   if (s.n_swa > 0) w.set_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.n_swa));
+  const int64_t n_ff_exp = s.n_ff_exp > 0 ? s.n_ff_exp : s.n_ff;
+  if (s.n_expert > 0) {
+    w.set_u32(a + "expert_count", static_cast<uint32_t>(s.n_expert));
+    w.set_u32(a + "expert_used_count", static_cast<uint32_t>(s.n_expert_used));
+    if (s.n_ff_exp > 0) w.set_u32(a + "expert_feed_forward_length", static_cast<uint32_t>(s.n_ff_exp));
+  }
   w.set_f32(a + "attention.layer_norm_rms_epsilon", s.norm_eps);
-  const bool qwen = s.arch == "qwen2" || s.arch == "qwen3";
+  const bool qwen = s.arch == "qwen2" || s.arch == "qwen3" || s.arch == "qwen3moe";
   // Phi-3's chat and end-of-text tokens follow its SentencePiece pieces
   const std::vector<std::string> phi3_specials = {"<|endoftext|>", "<|assistant|>", "<|end|>", "<|user|>", "<|system|>"};
   if (weights && !qwen) add_spm_vocab(w, s.n_vocab, s.arch == "phi3" ? phi3_specials : std::vector<std::string>{});
@@ -233,16 +246,24 @@ void write_llama_like(GGUFWriter& w, const SynthSpec& s, bool weights) {
       m.matrix(p + name + ".weight", s.type, s.n_embd, rows, stddev);
       if (s.arch == "qwen2") m.bias(p + name + ".bias", rows);
     }
-    if (s.arch == "qwen3" || s.arch == "gemma3") {
+    if (s.arch == "qwen3" || s.arch == "qwen3moe" || s.arch == "gemma3") {
       m.norm(p + "attn_q_norm.weight", head);
       m.norm(p + "attn_k_norm.weight", head);
     }
     m.matrix(p + "attn_output.weight", s.type, n_embd_q, s.n_embd, 1.0f / std::sqrt(static_cast<float>(n_embd_q)));
     if (s.arch == "gemma3") m.norm(p + "post_attention_norm.weight", s.n_embd);
     m.norm(p + "ffn_norm.weight", s.n_embd);
-    if (!phi3) m.matrix(p + "ffn_gate.weight", s.type, s.n_embd, s.n_ff, stddev);
-    m.matrix(p + "ffn_up.weight", s.type, s.n_embd, phi3 ? 2 * s.n_ff : s.n_ff, stddev);  // Phi-3: gate rows, then up
-    m.matrix(p + "ffn_down.weight", s.type, s.n_ff, s.n_embd, 1.0f / std::sqrt(static_cast<float>(s.n_ff)));
+    if (s.n_expert > 0) {  // the router stays f32, as llama-quantize leaves it
+      m.matrix(p + "ffn_gate_inp.weight", DType::F32, s.n_embd, s.n_expert, stddev);
+      m.matrices(p + "ffn_gate_exps.weight", s.type, s.n_embd, n_ff_exp, s.n_expert, stddev);
+      m.matrices(p + "ffn_up_exps.weight", s.type, s.n_embd, n_ff_exp, s.n_expert, stddev);
+      m.matrices(p + "ffn_down_exps.weight", s.type, n_ff_exp, s.n_embd, s.n_expert,
+                 1.0f / std::sqrt(static_cast<float>(n_ff_exp)));
+    } else {
+      if (!phi3) m.matrix(p + "ffn_gate.weight", s.type, s.n_embd, s.n_ff, stddev);
+      m.matrix(p + "ffn_up.weight", s.type, s.n_embd, phi3 ? 2 * s.n_ff : s.n_ff, stddev);  // Phi-3: gate rows, then up
+      m.matrix(p + "ffn_down.weight", s.type, s.n_ff, s.n_embd, 1.0f / std::sqrt(static_cast<float>(s.n_ff)));
+    }
     if (s.arch == "gemma3") m.norm(p + "post_ffw_norm.weight", s.n_embd);
   }
   m.norm("output_norm.weight", s.n_embd);
@@ -290,6 +311,11 @@ GGUFWriter synthetic_model(const SynthSpec& s, bool weights) {
   if (!arch_supported(s.arch))
     throw Error("synth: unsupported architecture '" + s.arch + "' (supported: " + supported_archs_text() + ")");
   if (s.n_swa < 0 || s.rope_scaling_factor < 0) throw Error("synth: sliding window and RoPE scaling must not be negative");
+  if (s.n_expert < 0 || s.n_ff_exp < 0 || s.n_expert_used < 0 || s.n_expert_used > s.n_expert ||
+      (s.n_expert > 0) != (s.n_expert_used > 0))
+    throw Error("synth: experts need 1 to the expert count used experts");
+  if ((s.n_expert > 0 && s.arch != "llama" && s.arch != "qwen3moe") || (s.arch == "qwen3moe" && s.n_expert == 0))
+    throw Error("synth: experts are written for qwen3moe, which needs them, and llama (as Mixtral)");
   if (s.n_ctx_orig != 0 && (s.arch != "phi3" || s.n_ctx_orig < 2 || s.n_ctx_orig >= s.n_ctx_train))
     throw Error("synth: an original context (long-context RoPE, phi3 only) must be between 2 and the context length");
   if (s.n_embd <= 0 || s.n_layer <= 0 || s.n_head <= 0 || s.n_head_kv <= 0 || s.n_ff <= 0 || s.n_ctx_train <= 0 ||
@@ -303,7 +329,7 @@ GGUFWriter synthetic_model(const SynthSpec& s, bool weights) {
   if (s.n_vocab < min_vocab)
     throw Error("synth: a " + s.arch + " vocabulary needs at least " + std::to_string(min_vocab) + " tokens");
   const int64_t block = dtype_info(s.type).block_size;
-  if (s.n_embd % block != 0 || s.n_ff % block != 0 || s.head_size() * s.n_head % block != 0)
+  if (s.n_embd % block != 0 || s.n_ff % block != 0 || s.head_size() * s.n_head % block != 0 || s.n_ff_exp % block != 0)
     throw Error("synth: embedding " + std::to_string(s.n_embd) + ", heads x head size " +
                 std::to_string(s.head_size() * s.n_head) + " and feed-forward " + std::to_string(s.n_ff) +
                 " must be multiples of " + std::string(dtype_name(s.type)) + "'s block of " + std::to_string(block));

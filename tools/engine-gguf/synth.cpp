@@ -31,6 +31,10 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option("--original-ctx", spec->n_ctx_orig,
                   "phi3: the context before long-context RoPE, with long and short factors (0: none)")
       ->check(integer(0, 1 << 24));
+  cmd->add_option("--experts", spec->n_expert, "experts per feed-forward (qwen3moe, or llama as Mixtral; 0: dense)")
+      ->check(integer(0, 1024));
+  cmd->add_option("--experts-used", spec->n_expert_used, "experts each token is routed to")->check(integer(0, 1024));
+  cmd->add_option("--expert-ff", spec->n_ff_exp, "an expert's feed-forward length (0: --ff)")->check(integer(0, 1 << 18));
   cmd->add_option("--sliding-window", spec->n_swa, "attention.sliding_window (0: none)")->check(integer(0, 1 << 24));
   cmd->add_flag("--tied-embeddings", spec->tied_embeddings, "no output matrix: the token embedding serves as output");
   cmd->add_option("--seed", spec->seed, "random seed")->check(integer(uint64_t{0}, UINT64_MAX));

@@ -46,6 +46,7 @@ struct Analysis {
   std::string source;  // the file path, or "preset NAME"
   engine::HParams hparams;
   engine::DType weight_type = engine::DType::F32;  // the dtype holding most weight bytes
+  engine::ParameterCount params;
   AnalysisOptions options;                        // n_ctx resolved
   engine::StepGraph step;
   GraphCost cost;

@@ -27,9 +27,19 @@ struct HParams {
   float rope_attn_factor = 1.0f;  // rope.scaling.attn_factor: RoPE's cos and sin scaled by it
   int64_t n_ctx_orig = 0;         // rope.scaling.original_context_length, else context_length
   int64_t n_swa = 0;             // attention.sliding_window: positions a sliding layer sees; 0: none
+  int64_t n_expert = 0;          // expert_count: experts of each feed-forward; 0: a dense feed-forward
+  int64_t n_expert_used = 0;     // expert_used_count: experts each token is routed to
+  int64_t n_ff_exp = 0;          // expert_feed_forward_length, else feed_forward_length: an expert's rows
 
   int64_t n_embd_q() const { return n_embd_head * n_head; }  // Q's rows, attention's output
   int64_t n_embd_kv() const { return n_embd_head * n_head_kv; }
+};
+
+// Weight elements of a model: all of them, and those one token's step reads (in a mixture of
+// experts, n_expert_used of each layer's n_expert experts).
+struct ParameterCount {
+  double total = 0;
+  double active = 0;
 };
 
 class Model {
@@ -55,6 +65,7 @@ class Model {
   // Bytes of the file's data section up to the end of its last tensor: what a backend holds
   // for the weights, each tensor at its offset in the file (GGUFTensorInfo::offset).
   size_t weight_storage_bytes() const;
+  ParameterCount parameters() const;
   // The weight dtype of most parameters (for reports): the dtype holding the most bytes.
   DType dominant_dtype() const;
 

@@ -25,6 +25,9 @@ struct SynthSpec {
   float rope_freq_base = 10000.0f;  // llama only
   float rope_scaling_factor = 0;  // linear RoPE scaling (rope.scaling.factor); 0: none
   int64_t n_ctx_orig = 0;  // phi3: rope.scaling.original_context_length, with long and short RoPE factors; 0: none
+  int64_t n_expert = 0;       // experts per feed-forward (qwen3moe, or Mixtral-style llama); 0: dense
+  int64_t n_expert_used = 0;  // experts each token is routed to
+  int64_t n_ff_exp = 0;       // an expert's feed-forward length (expert_feed_forward_length); 0: n_ff
   int64_t n_swa = 0;  // attention.sliding_window; 0: none (gemma3 slides five layers in six)
   float norm_eps = 1e-5f;
   bool tied_embeddings = false;  // no output.weight: the token embedding serves as output
