@@ -4,6 +4,7 @@
 // sharing each. Many (prefill): 64 x 64 output tiles, each weight dequantized into shared
 // memory once per 64 columns.
 #include "cuda/common.cuh"
+#include "cuda/mat_vec.cuh"
 
 namespace engine::cuda {
 namespace {
@@ -30,55 +31,22 @@ __device__ __forceinline__ float act_at(const TensorArg& x, int64_t i, int64_t c
   return *reinterpret_cast<const float*>(element(x, i, c, b.i12, b.i13));
 }
 
-// Element i0 .. i0 + n - 1 of column c, four at a time where the column is dense and aligned.
-template <int kN>
-__device__ __forceinline__ float dot_column(const float (&w)[kN], const TensorArg& x, int64_t i0, int64_t c, const Batch& b) {
-  const char* a = element(x, i0, c, b.i12, b.i13);
-  float sum = 0.0f;
-  if (x.nb[0] == sizeof(float) && reinterpret_cast<uintptr_t>(a) % 16 == 0) {
-#pragma unroll
-    for (int e = 0; e < kN; e += 4) {
-      const float4 v = *reinterpret_cast<const float4*>(a + e * sizeof(float));
-      sum += w[e] * v.x + w[e + 1] * v.y + w[e + 2] * v.z + w[e + 3] * v.w;
-    }
-  } else {
-#pragma unroll
-    for (int e = 0; e < kN; ++e) sum += w[e] * *reinterpret_cast<const float*>(a + e * x.nb[0]);
-  }
-  return sum;
-}
-
-// A warp a row: each lane dequantizes whole groups of the row (Weight<T>::group), lane l taking
-// groups l, l + 32, ..., each group once for all the block's columns.
+// A warp a row (mat_vec.cuh), up to kCols columns sharing each dequantized group.
 template <DType T, int kCols>
 __global__ void mul_mat_vec_kernel(TensorArg w, TensorArg x, TensorArg dst) {
-  using W = Weight<T>;
-  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-  const int64_t r = static_cast<int64_t>(blockIdx.x) * kVecWarps + warp;
+  const int64_t r = static_cast<int64_t>(blockIdx.x) * kVecWarps + threadIdx.x / kWarp;
   if (r >= dst.ne[0]) return;
   const int64_t c0 = static_cast<int64_t>(blockIdx.y) * kCols;
   const int n = static_cast<int>(min(static_cast<int64_t>(kCols), dst.ne[1] - c0));
   const Batch b = batch_of(w, dst, blockIdx.z);
   const auto* row = reinterpret_cast<const uint8_t*>(element(w, 0, r, b.i02, b.i03));
-  const int64_t k = w.ne[0], groups = k / W::kGroup;
+  const auto column = [&](int c) { return element(x, 0, c0 + c, b.i12, b.i13); };
   float sums[kCols] = {};
-  for (int64_t g = lane; g < groups; g += kWarp) {
-    float wv[W::kGroup];
-    W::group(row, g, wv);
-#pragma unroll
-    for (int c = 0; c < kCols; ++c)
-      if (c < n) sums[c] += dot_column(wv, x, g * W::kGroup, c0 + c, b);
-  }
-  for (int64_t i = groups * W::kGroup + lane; i < k; i += kWarp) {  // a float row's tail
-    const float wv = W::at(row, i);
-#pragma unroll
-    for (int c = 0; c < kCols; ++c)
-      if (c < n) sums[c] += wv * act_at(x, i, c0 + c, b);
-  }
+  warp_row_dots<T, kCols>(row, w.ne[0], column, x.nb[0], n, sums);
 #pragma unroll
   for (int c = 0; c < kCols; ++c) {
     const float s = warp_sum(sums[c]);
-    if (lane == 0 && c < n) *reinterpret_cast<float*>(element(dst, r, c0 + c, b.i12, b.i13)) = s;
+    if (threadIdx.x % kWarp == 0 && c < n) *reinterpret_cast<float*>(element(dst, r, c0 + c, b.i12, b.i13)) = s;
   }
 }
 
