@@ -1,4 +1,4 @@
-// ADD, MUL, SCALE, SILU, GELU, CONT and CPY: one thread per element of dst.
+// ADD, MUL, DIV, SCALE, SILU, GELU, CONT and CPY: one thread per element of dst.
 #include <cuda_fp16.h>
 
 #include "cuda/common.cuh"
@@ -10,8 +10,8 @@ constexpr int kThreads = 256;
 
 __device__ __forceinline__ int64_t flat_thread() { return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
 
-// dst = a op b, b repeated along every dimension it is shorter in.
-template <bool kAdd>
+// dst = a op b, b repeated along every dimension it is shorter in; kOp is ADD, MUL or DIV.
+template <Op kOp>
 __global__ void binary_kernel(TensorArg a, TensorArg b, TensorArg dst) {
   const int64_t i = flat_thread();
   if (i >= elements(dst)) return;
@@ -19,7 +19,14 @@ __global__ void binary_kernel(TensorArg a, TensorArg b, TensorArg dst) {
   unravel(i, dst.ne, at);
   const float x = *reinterpret_cast<const float*>(element(a, at[0], at[1], at[2], at[3]));
   const float y = *reinterpret_cast<const float*>(element(b, at[0] % b.ne[0], at[1] % b.ne[1], at[2] % b.ne[2], at[3] % b.ne[3]));
-  *reinterpret_cast<float*>(element(dst, at[0], at[1], at[2], at[3])) = kAdd ? x + y : x * y;
+  float z;
+  if constexpr (kOp == Op::ADD)
+    z = x + y;
+  else if constexpr (kOp == Op::MUL)
+    z = x * y;
+  else
+    z = __fdiv_rn(x, y);  // correctly rounded, as the CPU's division
+  *reinterpret_cast<float*>(element(dst, at[0], at[1], at[2], at[3])) = z;
 }
 
 __global__ void unary_kernel(TensorArg a, TensorArg dst, Op op, float scale) {
@@ -61,10 +68,10 @@ unsigned element_blocks(const TensorArg& t) { return blocks_for(t.ne[0] * t.ne[1
 }  // namespace
 
 void launch_binary(const Launch& l, cudaStream_t stream) {
-  if (l.op == Op::ADD)
-    binary_kernel<true><<<element_blocks(l.dst), kThreads, 0, stream>>>(l.src[0], l.src[1], l.dst);
-  else
-    binary_kernel<false><<<element_blocks(l.dst), kThreads, 0, stream>>>(l.src[0], l.src[1], l.dst);
+  const auto kernel = l.op == Op::ADD   ? binary_kernel<Op::ADD>
+                      : l.op == Op::MUL ? binary_kernel<Op::MUL>
+                                        : binary_kernel<Op::DIV>;
+  kernel<<<element_blocks(l.dst), kThreads, 0, stream>>>(l.src[0], l.src[1], l.dst);
   check_launch("binary_kernel");
 }
 

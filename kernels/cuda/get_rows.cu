@@ -1,5 +1,6 @@
-// GET_ROWS: dst[:, i, j] = row ids[i, j] (src1, i32) of the table (src0), in f32 from the
-// table's dtype. One thread per element of dst.
+// GET_ROWS: dst[:, i, j] = row ids[i, j] (src1, i32) of the table (src0), of its batch j where
+// the table is 3-d (an expert's per token), in f32 from the table's dtype. One thread per
+// element of dst.
 #include "cuda/common.cuh"
 
 namespace engine::cuda {
@@ -18,7 +19,7 @@ __global__ void get_rows_kernel(TensorArg table, TensorArg ids, TensorArg dst) {
     *reinterpret_cast<float*>(element(dst, at[0], at[1], at[2], at[3])) = __int_as_float(0x7fc00000);
     return;
   }
-  const auto* row = reinterpret_cast<const uint8_t*>(element(table, 0, id, at[2] % table.ne[2], 0));
+  const auto* row = reinterpret_cast<const uint8_t*>(element(table, 0, id, table.ne[2] > 1 ? at[2] : 0, 0));
   *reinterpret_cast<float*>(element(dst, at[0], at[1], at[2], at[3])) = Weight<T>::at(row, at[0]);
 }
 

@@ -50,9 +50,13 @@ void launch(const Launch& l, cudaStream_t stream) {
   if (l.kernel == Kernel::kAttention) return launch_attention(l, stream);
   switch (l.op) {
     case Op::MUL_MAT: return launch_mul_mat(l, stream);
+    case Op::MUL_MAT_ID: return launch_mul_mat_id(l, stream);
     case Op::GET_ROWS: return launch_get_rows(l, stream);
     case Op::ADD:
-    case Op::MUL: return launch_binary(l, stream);
+    case Op::MUL:
+    case Op::DIV: return launch_binary(l, stream);
+    case Op::SUM_ROWS: return launch_sum_rows(l, stream);
+    case Op::ARGSORT: return launch_argsort(l, stream);
     case Op::SCALE:
     case Op::SILU:
     case Op::GELU: return launch_unary(l, stream);

@@ -38,8 +38,11 @@ void launch(const Launch& l, cudaStream_t stream);
 
 // The kernel families (*.cu).
 void launch_mul_mat(const Launch& l, cudaStream_t stream);    // MUL_MAT
+void launch_mul_mat_id(const Launch& l, cudaStream_t stream); // MUL_MAT_ID
 void launch_get_rows(const Launch& l, cudaStream_t stream);   // GET_ROWS
-void launch_binary(const Launch& l, cudaStream_t stream);     // ADD, MUL
+void launch_binary(const Launch& l, cudaStream_t stream);     // ADD, MUL, DIV
+void launch_sum_rows(const Launch& l, cudaStream_t stream);   // SUM_ROWS
+void launch_argsort(const Launch& l, cudaStream_t stream);    // ARGSORT
 void launch_unary(const Launch& l, cudaStream_t stream);      // SCALE, SILU, GELU
 void launch_copy(const Launch& l, cudaStream_t stream);       // CONT, CPY
 void launch_norm(const Launch& l, cudaStream_t stream);       // RMS_NORM, NORM
