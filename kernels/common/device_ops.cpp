@@ -29,12 +29,16 @@ bool device_supports(const Tensor& node) {
   const Tensor* a = node.src[0];
   const Tensor* b = node.src[1];
   if (op_info(node.op).is_view || node.op == Op::NONE) return true;
+  if (node.op == Op::ARGSORT) return node.type == DType::I32 && is(a, DType::F32) && a->ne[0] <= kDeviceArgsortMax;
   if (!a || (node.op != Op::CPY && node.op != Op::CONT && node.type != DType::F32)) return false;
   switch (node.op) {
     case Op::GET_ROWS: return is_weight_type(a->type) && is(b, DType::I32);
     case Op::MUL_MAT: return is_weight_type(a->type) && is(b, DType::F32);
+    case Op::MUL_MAT_ID: return is_weight_type(a->type) && is(b, DType::F32) && is(node.src[2], DType::I32);
     case Op::ADD:
-    case Op::MUL: return is(a, DType::F32) && is(b, DType::F32);
+    case Op::MUL:
+    case Op::DIV: return is(a, DType::F32) && is(b, DType::F32);
+    case Op::SUM_ROWS: return is(a, DType::F32);
     case Op::SCALE:
     case Op::RMS_NORM:
     case Op::NORM:

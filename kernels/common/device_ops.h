@@ -11,8 +11,11 @@
 
 namespace engine {
 
-// Whether a device backend runs `node`: every op of the Llama and GPT-2 graphs, weights of
-// every dtype the files hold (weight_types), activations in f32.
+// Row length the GPU backends' ARGSORT takes: a kernel quadratic in it, made for expert counts.
+constexpr int64_t kDeviceArgsortMax = 4096;
+
+// Whether a device backend runs `node`: every op of the supported architectures' graphs,
+// weights of every dtype the files hold (weight_types), activations in f32.
 bool device_supports(const Tensor& node);
 // The Error for a node `backend` does not support, naming its op, its sources' dtypes and it.
 Error unsupported_node(const Tensor& node, std::string_view backend);

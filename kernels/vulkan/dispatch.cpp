@@ -131,9 +131,26 @@ DispatchPlan plan_dispatch(const Tensor& node, const KernelChoice& choice) {
                                   mul_mat_params(node).kv_span);
       mul_mat_grid(d, node.ne[0], node);
       break;
+    case Op::MUL_MAT_ID:  // mul_mat.comp's registers kernel, a workgroup z per slot; one-row dot order, as the CPU's
+      d.mul_mat = MulMatKernel::kRegisters;
+      d.shader = "mul_mat_id_" + lower(dtype_name(node.src[0]->type));
+      r.extra[0] = dot_order_code(node.src[0]->type, node.src[0]->ne[0], node.src[0]->ne[1], 1, false);
+      mul_mat_grid(d, node.ne[0], node);
+      d.groups[2] = narrow(node.ne[1] * node.ne[2], node);
+      if (d.groups[2] > kMaxGroups) throw Error("vulkan backend: node '" + node.name + "' has more slots than a dispatch reaches");
+      break;
     case Op::ADD:
     case Op::MUL:
-      d.shader = node.op == Op::ADD ? "add" : "mul";
+    case Op::DIV:
+      d.shader = node.op == Op::ADD ? "add" : node.op == Op::MUL ? "mul" : "div";
+      grid(d, elements_groups, node);
+      break;
+    case Op::SUM_ROWS:
+      d.shader = "sum_rows";
+      grid(d, (node.nrows() + 63) / 64, node);
+      break;
+    case Op::ARGSORT:
+      d.shader = "argsort";
       grid(d, elements_groups, node);
       break;
     case Op::SCALE:

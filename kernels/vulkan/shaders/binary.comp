@@ -1,7 +1,8 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// ADD / MUL: dst = src0 op src1, src1 repeated along every dimension it is shorter in.
+// ADD / MUL / DIV: dst = src0 op src1, src1 repeated along every dimension it is shorter in.
 #include "common.glsl"
+#include "vec_math.glsl"
 layout(local_size_x = 256) in;
 
 void main() {
@@ -15,5 +16,7 @@ void main() {
   dst_f32[byte_at(3, at) / 4] = a + b;
 #elif defined(OP_MUL)
   dst_f32[byte_at(3, at) / 4] = a * b;
+#elif defined(OP_DIV)
+  dst_f32[byte_at(3, at) / 4] = div_rn(a, b);  // correctly rounded, as the CPU's
 #endif
 }

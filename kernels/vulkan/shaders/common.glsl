@@ -37,9 +37,11 @@ layout(std430, binding = 1) readonly buffer Src1F32 { float src1_f32[]; };
 layout(std430, binding = 1) readonly buffer Src1I32 { int src1_i32[]; };
 layout(std430, binding = 2) readonly buffer Src2F32 { float src2_f32[]; };
 layout(std430, binding = 2) readonly buffer Src2F16 { float16_t src2_f16[]; };
+layout(std430, binding = 2) readonly buffer Src2I32 { int src2_i32[]; };
 layout(std430, binding = 5) readonly buffer Src3F32 { float src3_f32[]; };
 layout(std430, binding = 3) buffer DstF32 { float dst_f32[]; };
 layout(std430, binding = 3) buffer DstF16 { float16_t dst_f16[]; };
+layout(std430, binding = 3) buffer DstI32 { int dst_i32[]; };
 
 // A dimension index of element `i` of a shape, fastest first.
 uvec4 unravel(uint i, uvec4 ne) {

@@ -5,6 +5,8 @@
 // per invocation, walking k a group of weights at a time (dequant.glsl's weight_group,
 // weight_at for a tail): the invocations read the same activations at each step, four at a
 // time where a column is dense, and each weight is dequantized once per COLUMNS columns.
+// With MUL_MAT_ID (MUL_MAT_ID): a workgroup's z is one slot (i, t), its column the product of
+// expert ids[i, t] (src2) with src1's row (i, or 0 where src1 has one per token) of batch t.
 #include "common.glsl"
 #define INVOCATIONS 8
 #define SPAN 2
@@ -14,11 +16,11 @@ layout(local_size_x = INVOCATIONS) in;
 #include "dequant.glsl"
 layout(std430, binding = 1) readonly buffer Src1V4 { vec4 src1_v4[]; };
 
-// Columns c0 .. c0 + n - 1 (n <= COLUMNS) of the invocation's rows r[], whose weights start at
-// bytes row[]; a row past dst's is not written. `dense`: every column's elements adjacent and
+// Columns c0 .. c0 + n - 1 (n <= COLUMNS) of src1 times the invocation's rows r[], whose
+// weights start at bytes row[], into dst's columns d0 ..; a row past dst's is not written. `dense`: every column's elements adjacent and
 // 16-byte aligned, read as vec4, each once for all SPAN rows. n and dense are constants where
 // called, so the loops unroll and hold no branch.
-void columns(const uint n, const bool dense, uint c0, uint r[SPAN], uint row[SPAN], uint i12, uint i13) {
+void columns(const uint n, const bool dense, uint c0, uint d0, uint r[SPAN], uint row[SPAN], uint i12, uint i13) {
   const uint k = D.ne[0].x, step1 = D.nb[1].x / 4, groups = k / WEIGHT_GROUP;
   float sums[SPAN][COLUMNS];
   uint acts[COLUMNS];
@@ -50,17 +52,17 @@ void columns(const uint n, const bool dense, uint c0, uint r[SPAN], uint row[SPA
     }
   for (uint s = 0; s < SPAN; ++s)
     if (r[s] < push.row_end)
-      for (uint c = 0; c < n; ++c) dst_f32[byte_at(3, uvec4(r[s], c0 + c, i12, i13)) / 4] = sums[s][c];
+      for (uint c = 0; c < n; ++c) dst_f32[byte_at(3, uvec4(r[s], d0 + c, i12, i13)) / 4] = sums[s][c];
 }
 
-// Columns c0 .. c0 + n - 1, dense or not.
-void columns(const uint n, uint c0, uint r[SPAN], uint row[SPAN], uint i12, uint i13) {
+// Columns c0 .. c0 + n - 1 into d0 .., dense or not.
+void columns(const uint n, uint c0, uint d0, uint r[SPAN], uint row[SPAN], uint i12, uint i13) {
   bool dense = D.nb[1].x == 4;
   for (uint c = 0; c < n; ++c) dense = dense && byte_at(1, uvec4(0, c0 + c, i12, i13)) % 16 == 0;
   if (dense)
-    columns(n, true, c0, r, row, i12, i13);
+    columns(n, true, c0, d0, r, row, i12, i13);
   else
-    columns(n, false, c0, r, row, i12, i13);
+    columns(n, false, c0, d0, r, row, i12, i13);
 }
 
 #if defined(WEIGHT_F16)
@@ -120,8 +122,22 @@ void main() {
   const uvec4 ne = D.ne[3];
   const uint r0 = push.first_row + (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * ROWS;
   if (r0 >= push.row_end) return;
+#if defined(MUL_MAT_ID)
+  const uint slot = gl_WorkGroupID.z % ne.y, i12 = gl_WorkGroupID.z / ne.y, i13 = 0;
+  const int expert = src2_i32[(D.offset[2] + slot * D.nb[2].x + i12 * D.nb[2].y) / 4];
+  if (expert < 0 || uint(expert) >= D.ne[0].z) {  // no such expert: its column reads NaN, no weight
+    for (uint s = 0; s < SPAN; ++s) {
+      const uint rs = r0 + gl_LocalInvocationID.x + s * INVOCATIONS;
+      if (rs < push.row_end) dst_f32[byte_at(3, uvec4(rs, slot, i12, 0)) / 4] = uintBitsToFloat(0x7FC00000u);
+    }
+    return;
+  }
+  const uint i02 = uint(expert), i03 = 0, act0 = D.ne[1].y == 1 ? 0 : slot, dst0 = slot, n_cols = 1;
+#else
   const uint i12 = gl_WorkGroupID.z % ne.z, i13 = gl_WorkGroupID.z / ne.z;
   const uint i02 = i12 / (ne.z / D.ne[0].z), i03 = i13 / (ne.w / D.ne[0].w);
+  const uint act0 = 0, dst0 = 0, n_cols = ne.y;
+#endif
   uint r[SPAN], row[SPAN];
   for (uint s = 0; s < SPAN; ++s) {
     r[s] = r0 + gl_LocalInvocationID.x + s * INVOCATIONS;
@@ -129,27 +145,27 @@ void main() {
     row[s] = byte_at(0, uvec4(0, min(r[s], push.row_end - 1), i02, i03));
   }
 #if defined(WEIGHT_F16) || defined(WEIGHT_BF16)
-  for (uint c = 0; c < ne.y; ++c)
+  for (uint c = 0; c < n_cols; ++c)
     for (uint s = 0; s < SPAN; ++s) {
-      const uint act = byte_at(1, uvec4(0, c, i12, i13)) / 4, step1 = D.nb[1].x / 4;
+      const uint act = byte_at(1, uvec4(0, act0 + c, i12, i13)) / 4, step1 = D.nb[1].x / 4;
 #if defined(WEIGHT_F16)
       const float v = dot_f16(DOT_SRC0_SRC1, row[s], act, step1, D.ne[0].x, D.extra.x);
 #else
       const float v = dot_bf16(row[s], act, step1, D.ne[0].x, D.extra.x);
 #endif
-      if (r[s] < push.row_end) dst_f32[byte_at(3, uvec4(r[s], c, i12, i13)) / 4] = v;
+      if (r[s] < push.row_end) dst_f32[byte_at(3, uvec4(r[s], dst0 + c, i12, i13)) / 4] = v;
     }
 #else
   uint c0 = 0;
-  for (; c0 + COLUMNS <= ne.y; c0 += COLUMNS) columns(COLUMNS, c0, r, row, i12, i13);
-  if (c0 + 4 <= ne.y) {
-    columns(4, c0, r, row, i12, i13);
+  for (; c0 + COLUMNS <= n_cols; c0 += COLUMNS) columns(COLUMNS, act0 + c0, dst0 + c0, r, row, i12, i13);
+  if (c0 + 4 <= n_cols) {
+    columns(4, act0 + c0, dst0 + c0, r, row, i12, i13);
     c0 += 4;
   }
-  if (c0 + 2 <= ne.y) {
-    columns(2, c0, r, row, i12, i13);
+  if (c0 + 2 <= n_cols) {
+    columns(2, act0 + c0, dst0 + c0, r, row, i12, i13);
     c0 += 2;
   }
-  if (c0 < ne.y) columns(1, c0, r, row, i12, i13);
+  if (c0 < n_cols) columns(1, act0 + c0, dst0 + c0, r, row, i12, i13);
 #endif
 }
