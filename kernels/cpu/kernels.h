@@ -60,6 +60,10 @@ void cont(const ComputeParams& p, Tensor* dst);  // CONT and CPY: strided copy w
 void silu(const ComputeParams& p, Tensor* dst);
 void gelu(const ComputeParams& p, Tensor* dst);
 
+// One activation row of k floats at src, elements nb0 bytes apart, in weight's dot format at
+// out; a strided row is first gathered into `gather` (k floats of work memory).
+void convert_activation(DType weight, const char* src, size_t nb0, int64_t k, float* gather, char* out);
+
 // One (i12, i13) batch of a MUL_MAT: its weight, its activation rows in the weight's dot
 // format (act_row bytes apart, the first column of the range first), and its output for that
 // column at row 0 (out_row / out_col: byte strides); the calling thread's work memory for each

@@ -191,6 +191,15 @@ size_t mul_mat_columns_work_size(const Tensor* dst, DotOrder order, bool packed,
 
 bool mul_mat_supports(DType weight) { return dot_supported(weight); }
 
+void convert_activation(DType weight, const char* src, size_t nb0, int64_t k, float* gather, char* out) {
+  const float* row = reinterpret_cast<const float*>(src);
+  if (nb0 != sizeof(float)) {
+    for (int64_t i = 0; i < k; ++i) std::memcpy(&gather[i], src + i * nb0, sizeof(float));
+    row = gather;
+  }
+  quantize_activation(weight, row, out, k);
+}
+
 size_t mul_mat_work_size(const Tensor* dst, int nth, bool weight_packed) {
   if (mul_mat_amx_applies(dst)) return mul_mat_amx_work_size(dst, nth);
   const MulMatWork work = mul_mat_work(dst, nth, weight_packed);
@@ -217,14 +226,8 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
   const WorkRange rows = split_work(b->nrows(), p.ith, p.nth);
   for (int64_t r = rows.begin; r < rows.end; ++r) {
     const int64_t i11 = r % ne11, i12 = (r / ne11) % ne12, i13 = r / (ne11 * ne12);
-    const char* src = bytes(b->data) + i11 * b->nb[1] + i12 * b->nb[2] + i13 * b->nb[3];
-    const float* row = reinterpret_cast<const float*>(src);
-    if (b->nb[0] != sizeof(float)) {
-      auto* gather = reinterpret_cast<float*>(mine);
-      for (int64_t k = 0; k < K; ++k) std::memcpy(&gather[k], src + k * b->nb[0], sizeof(float));
-      row = gather;
-    }
-    quantize_activation(a->type, row, acts + r * act_row, K);
+    convert_activation(a->type, bytes(b->data) + i11 * b->nb[1] + i12 * b->nb[2] + i13 * b->nb[3], b->nb[0], K,
+                       reinterpret_cast<float*>(mine), acts + r * act_row);
   }
   if (p.nth > 1) barrier_wait(p);
 

@@ -118,14 +118,8 @@ void mul_mat_id(const ComputeParams& p, Tensor* dst) {
   const WorkRange gathered = split_work(n_slots, p.ith, p.nth);
   for (int64_t c = gathered.begin; c < gathered.end; ++c) {
     const auto [i, t] = slot_at(c);
-    const char* src = bytes(b->data) + (b->ne[1] == 1 ? 0 : i) * b->nb[1] + t * b->nb[2];
-    const float* row = reinterpret_cast<const float*>(src);
-    if (b->nb[0] != sizeof(float)) {
-      auto* gather = reinterpret_cast<float*>(tiles);
-      for (int64_t k = 0; k < K; ++k) std::memcpy(&gather[k], src + k * b->nb[0], sizeof(float));
-      row = gather;
-    }
-    quantize_activation(as->type, row, acts + c * act_row, K);
+    convert_activation(as->type, bytes(b->data) + (b->ne[1] == 1 ? 0 : i) * b->nb[1] + t * b->nb[2], b->nb[0], K,
+                       reinterpret_cast<float*>(tiles), acts + c * act_row);
   }
   if (p.nth > 1) barrier_wait(p);
 
