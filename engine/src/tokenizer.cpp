@@ -1,5 +1,7 @@
 #include "engine/tokenizer.h"
 
+#include <algorithm>
+
 #include "engine/error.h"
 #include "engine/gguf.h"
 #include "tokenizer_models.h"
@@ -109,7 +111,7 @@ int32_t Tokenizer::eos() const { return vocab_->eos; }
 
 bool Tokenizer::add_bos_default() const { return vocab_->add_bos; }
 
-bool Tokenizer::is_eog(int32_t id) const { return id >= 0 && (id == vocab_->eos || id == vocab_->eot); }
+bool Tokenizer::is_eog(int32_t id) const { return std::binary_search(vocab_->eog.begin(), vocab_->eog.end(), id); }
 
 int32_t Tokenizer::n_vocab() const { return vocab_->size(); }
 

@@ -1,6 +1,7 @@
 #include "vocab.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "engine/error.h"
@@ -149,6 +150,16 @@ Vocab read_vocab(const GGUFFile& file, const VocabDefaults& defaults) {
   v.eos = read_token_id(file, "tokenizer.ggml.eos_token_id", defaults.eos, n);
   v.unk = read_token_id(file, "tokenizer.ggml.unknown_token_id", defaults.unk, n);
   v.eot = read_token_id(file, "tokenizer.ggml.eot_token_id", -1, n);
+  for (const int32_t id : {v.eos, v.eot, read_token_id(file, "tokenizer.ggml.eom_token_id", -1, n)})
+    if (id >= 0) v.eog.push_back(id);
+  // The tokens that end a turn in the chat templates of these families, EOG whatever the file's keys say.
+  static const std::array<std::string_view, 12> kEndOfTurn = {
+      "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<end_of_turn>",
+      "<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>", "<|end_of_text|>", "<end_of_utterance>"};
+  for (int32_t i = 0; i < n; ++i)
+    if (std::find(kEndOfTurn.begin(), kEndOfTurn.end(), v.tokens[i]) != kEndOfTurn.end()) v.eog.push_back(i);
+  std::sort(v.eog.begin(), v.eog.end());
+  v.eog.erase(std::unique(v.eog.begin(), v.eog.end()), v.eog.end());
   v.add_bos = file.get_bool("tokenizer.ggml.add_bos_token", defaults.add_bos);
   v.add_space_prefix = file.get_bool("tokenizer.ggml.add_space_prefix", defaults.add_space_prefix);
   return v;

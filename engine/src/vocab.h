@@ -34,6 +34,7 @@ struct Vocab {
   int32_t eos = -1;
   int32_t eot = -1;
   int32_t unk = -1;
+  std::vector<int32_t> eog;  // sorted: EOS, EOT, EOM and the end-of-turn tokens llama.cpp knows by text
   bool add_bos = false;
   bool add_space_prefix = false;
 

@@ -49,6 +49,18 @@ expect_default "$cost" '--ubatch .*=512'
 expect_default "$bench" '-r,--repetitions .*=5'
 expect_default "$gguf" synth '--embd .*=256'
 
+# --chat: a reply of at most -n tokens to each user line of stdin, in the template named; the built-in model's
+# file names no template, which is said with the names to choose from.
+"$gguf" synth -o "$dir/qwen.gguf" --arch qwen2 --embd 64 --heads 2 --kv-heads 1 --ff 128 --layers 2 --vocab 1024 >/dev/null
+if printf 'Once upon a time\nThe little dog\n' | timeout 120 "$run" -m "$dir/qwen.gguf" --chat --chat-template chatml \
+    --system "Be brief." -n 6 --temp 0 -t 2 >"$dir/chat.txt" 2>"$dir/chat.err"; then
+  decoded=$(sed -n 's/.*| decode \([0-9]*\) tokens.*/\1/p' "$dir/chat.err")
+  [[ -s $dir/chat.txt && -n $decoded && $decoded -le 10 ]] \
+    && ok "chat: two turns, $decoded tokens decoded after their first" || fail "chat replies: $(cat "$dir/chat.txt" "$dir/chat.err")"
+else
+  fail "chat run exited non-zero: $(cat "$dir/chat.err")"
+fi
+
 # Bad input: one line "TOOL: error: ...", exit status 1, nothing on stdout.
 expect_error() {  # TOOL PATTERN ARGS...
   local tool=$1 pattern=$2; shift 2
@@ -73,6 +85,8 @@ expect_error "$gguf" "No such file" inspect "$dir/none.gguf"
 expect_error "$gguf" "directory" inspect "$dir"
 expect_error "$run" "--threads: 'two' is not a whole number" -t two
 expect_error "$run" "--top-p: 1.5 is outside 0 to 1" --top-p 1.5
+expect_error "$run" "names no chat template \\(tokenizer.chat_template\\); name one \\(chatml, " --chat -p hi
+expect_error "$run" "--chat-template: unknown chat template 'vicuna' \\(known: chatml, " --chat --chat-template vicuna
 expect_error "$cost" "--hw: unknown hardware profile 'nope'" --hw nope
 expect_error "$cost" "--ctx: 'big' is not a whole number" --ctx big
 # Backends: the devices of those built in; one not built in says so, before any model is loaded.

@@ -62,4 +62,18 @@ inline std::string synthetic_gpt2_model(bool tied) {
   return written_once(std::string("gpt2-") + (tied ? "tied" : "untied"), gpt2_spec(tied));
 }
 
+// A tiny synthetic qwen2 model with the 1024-token byte-level BPE vocabulary engine-gguf synth
+// writes for Qwen (Qwen2's pre-tokenizer, <|im_start|> and <|im_end|>), written on first use.
+inline std::string synthetic_qwen2_model() {
+  SynthSpec spec;
+  spec.arch = "qwen2";
+  spec.n_embd = 64;
+  spec.n_head = 2;
+  spec.n_head_kv = 1;
+  spec.n_ff = 128;
+  spec.n_layer = 2;
+  spec.n_vocab = 1024;
+  return written_once("qwen2-vocab1024", spec);
+}
+
 }  // namespace engine::test_models

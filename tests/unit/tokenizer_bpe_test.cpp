@@ -11,6 +11,7 @@
 #include "engine/gguf.h"
 #include "engine/synth.h"
 #include "engine/tokenizer.h"
+#include "test_models.h"
 #include "tokenizer_test_helpers.h"
 #include "unicode_categories.h"
 #include "utf8.h"
@@ -392,16 +393,7 @@ TEST(TokenizerBpe, Gpt2VocabMatchesLlamaCppVectors) {
 // merges across digit runs, whitespace runs and contractions) tokenizes texts as llama.cpp
 // does: tests/data/vocab/synth-qwen2.out is llama.cpp's tokenization of the .inp texts.
 TEST(TokenizerBpe, SynthQwen2VocabMatchesLlamaCppVectors) {
-  SynthSpec spec;
-  spec.arch = "qwen2";
-  spec.n_embd = 64;
-  spec.n_head = 2;
-  spec.n_head_kv = 1;
-  spec.n_ff = 64;
-  spec.n_layer = 1;
-  spec.n_vocab = 1024;
-  const std::string path = testing::TempDir() + "synth-qwen2-vocab.gguf";
-  write_synthetic_model(spec, path);
+  const std::string path = test_models::synthetic_qwen2_model();
   const std::string vectors = std::string(ENGINE_TEST_DATA_DIR) + "/vocab/synth-qwen2";
   const auto texts = read_vocab_inputs(vectors + ".inp");
   const auto expected = read_vocab_outputs(vectors + ".out");
@@ -413,7 +405,19 @@ TEST(TokenizerBpe, SynthQwen2VocabMatchesLlamaCppVectors) {
     EXPECT_EQ(tok->encode(texts[i], false), expected[i]) << "vector " << i << ": '" << texts[i] << "'";
     EXPECT_EQ(tok->decode(expected[i]), utf8_as_llama_reads(texts[i])) << "vector " << i;
   }
-  std::filesystem::remove(path);
+}
+
+// Qwen's chat turns end with <|im_end|>, which ends generation though the file names only
+// <|endoftext|> (EOS); <|im_start|> does not. Both are control tokens, matched with parse_special.
+TEST(TokenizerBpe, EndOfTurnTokensEndGeneration) {
+  auto tok = load_tokenizer(test_models::synthetic_qwen2_model());
+  const std::vector<int32_t> ids = tok->encode("<|im_start|>user\nhi<|im_end|>", false, true);
+  ASSERT_GE(ids.size(), 3u);
+  EXPECT_EQ(tok->decode_token(ids.front()), "") << "a control token";
+  EXPECT_FALSE(tok->is_eog(ids.front())) << "<|im_start|>";
+  EXPECT_TRUE(tok->is_eog(ids.back())) << "<|im_end|>";
+  EXPECT_TRUE(tok->is_eog(tok->eos()));
+  EXPECT_FALSE(tok->is_eog(ids[1]));
 }
 
 TEST(TokenizerBpe, Gpt2VocabRoundTrips) {

@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "cost/hardware.h"
+#include "engine/chat.h"
 #include "engine/dtype.h"
 #include "run_options.h"
 #include "tool_cli.h"
@@ -18,7 +19,12 @@ int main(int argc, char** argv) {
   CLI::App app{"engine-run: generate text with a GGUF model (with no -m: the built-in stories260K model)"};
   tool_cli::show_defaults(app);
   app.add_option("-m,--model", opt.model, "GGUF model file (default: the built-in stories260K.gguf)");
-  app.add_option("-p,--prompt", opt.prompt, "prompt text");
+  CLI::Option* prompt = app.add_option("-p,--prompt", opt.prompt, "prompt text (with --chat: the one user turn)");
+  app.add_flag("--chat", opt.chat,
+               "chat in the model's template: user turns from -p, else one a line from stdin until an empty line");
+  app.add_option("--chat-template", opt.chat_template, "with --chat: the template (default: the file's)")
+      ->check(tool_cli::checked_by([](const std::string& name) { engine::chat_template_named(name); }, "NAME"));
+  app.add_option("--system", opt.system, "with --chat: the system message");
   app.add_option("-n,--n-predict", opt.n_predict, "tokens to generate")->check(integer(0, 1 << 24));
   app.add_option("-t,--threads", opt.session.n_threads, "threads (0: all)")->check(integer(0, 1024));
   app.add_option("-c,--ctx", opt.session.n_ctx, "context size (0: the model's, at most 4096)")
@@ -53,11 +59,13 @@ int main(int argc, char** argv) {
   if (const auto exit_code = tool_cli::parse(app, argc, argv, "engine-run")) return *exit_code;
   if (list_devices) return tool_cli::print_devices();
   opt.session.kv_type = *engine::dtype_from_name(kv_type);
+  opt.prompt_given = prompt->count() > 0;
   opt.session.profile = opt.profile || !opt.trace_out.empty() || !opt.report.empty();
   spdlog::set_level(verbose ? spdlog::level::info : spdlog::level::warn);
   try {
     engine::check_backend(opt.session.backend, opt.session.device);  // before any model is loaded
-    return opt.replay.empty() ? run_generate(opt) : run_replay(opt);
+    if (!opt.replay.empty()) return run_replay(opt);
+    return opt.chat ? run_chat(opt) : run_generate(opt);
   } catch (const std::exception& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "engine-run: error: %s\n", e.what());

@@ -1,7 +1,9 @@
 #pragma once
 // engine-run's parsed command line.
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "engine/sampler.h"
@@ -22,7 +24,27 @@ struct RunOptions {
   std::string hardware;            // roofline profile for predicted times; empty: the device's
   std::string trace_out;           // Chrome trace-event JSON file
   std::string report;              // self-contained HTML report file
+  bool chat = false;               // a conversation in the model's chat template
+  bool prompt_given = false;       // -p was on the command line (with --chat: the one user turn)
+  std::string chat_template;       // the template's name; empty: the file's tokenizer.chat_template
+  std::string system;              // with --chat: the system message
 };
+
+using Clock = std::chrono::steady_clock;
+
+// What stream_reply generated: its token count, its text, and whether the context filled.
+struct Reply {
+  int generated = 0;
+  bool context_full = false;
+  double ttft_ms = 0;  // from t0 to the first sampled token
+  std::string text;
+};
+// Samples up to n_predict tokens from `logits` on, streaming their text to stdout, until an
+// end-of-generation token or a full context.
+Reply stream_reply(engine::Session& session, engine::Sampler& sampler, std::span<const float> logits, int n_predict,
+                   Clock::time_point t0);
+// The timings and memory line of a run, to stderr.
+void print_run_stats(const engine::Session& session, double ttft_ms);
 
 // The session over the model of `opt.model`, or over the built-in one when none was given.
 std::unique_ptr<engine::Session> open_session(const RunOptions& opt, const engine::SessionParams& params);
@@ -33,5 +55,8 @@ std::string model_label(const RunOptions& opt);
 int run_generate(const RunOptions& opt);
 // The profile views (and the Chrome trace) of a session run with per-op timing.
 void write_profile(const engine::Session& session, const RunOptions& opt);
+// A conversation: user turns from -p or stdin (one a line, until an empty line or EOF), each
+// answered in the chat template. Returns the exit code.
+int run_chat(const RunOptions& opt);
 // Teacher-forced comparison against a reference JSONL. Returns the exit code.
 int run_replay(const RunOptions& opt);

@@ -53,7 +53,9 @@ class Tokenizer {
   int32_t eos() const;  // -1 when the vocab has none
   // Whether prompts start with BOS (`tokenizer.ggml.add_bos_token`).
   bool add_bos_default() const;
-  // End of generation: EOS, or `tokenizer.ggml.eot_token_id` when present.
+  // End of generation: EOS, `tokenizer.ggml.eot_token_id` and `eom_token_id` where present,
+  // and the end-of-turn tokens llama.cpp knows by their text (<|im_end|>, <|end|>,
+  // <end_of_turn>, <|eot_id|>, <|endoftext|>, ...).
   bool is_eog(int32_t id) const;
   int32_t n_vocab() const;
   // Throws Error when `id` is out of range.
