@@ -24,7 +24,7 @@ const char* const kWords[] = {"once", "upon", "a", "time", "there", "was", "litt
 
 // SentencePiece pieces: control tokens, the 256 byte tokens, then word pieces with every
 // prefix present so that merges can reach each word; `specials` last, as control tokens.
-void add_spm_vocab(GGUFWriter& w, int64_t n_vocab, const std::vector<std::string>& specials) {
+void add_spm_vocab(GGUFWriter& w, int64_t n_vocab, const std::vector<std::string>& specials, bool add_space_prefix) {
   std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
   std::vector<int32_t> types = {2, 3, 3};
   for (int b = 0; b < 256; ++b) {
@@ -71,6 +71,7 @@ void add_spm_vocab(GGUFWriter& w, int64_t n_vocab, const std::vector<std::string
   w.set_u32("tokenizer.ggml.unknown_token_id", 0);
   w.set_u32("tokenizer.ggml.bos_token_id", 1);
   w.set_u32("tokenizer.ggml.eos_token_id", 2);
+  if (!add_space_prefix) w.set_bool("tokenizer.ggml.add_space_prefix", false);
 }
 
 bool printable_latin1(int c) { return (c >= 33 && c <= 126) || (c >= 161 && c <= 172) || (c >= 174 && c <= 255); }
@@ -224,9 +225,13 @@ void write_llama_like(GGUFWriter& w, const SynthSpec& s, bool weights) {
   }
   w.set_f32(a + "attention.layer_norm_rms_epsilon", s.norm_eps);
   const bool qwen = s.arch == "qwen2" || s.arch == "qwen3" || s.arch == "qwen3moe";
-  // Phi-3's chat and end-of-text tokens follow its SentencePiece pieces
+  // Phi-3's and Gemma's chat and end-of-text tokens follow their SentencePiece pieces; Gemma's
+  // text starts with no space.
   const std::vector<std::string> phi3_specials = {"<|endoftext|>", "<|assistant|>", "<|end|>", "<|user|>", "<|system|>"};
-  if (weights && !qwen) add_spm_vocab(w, s.n_vocab, s.arch == "phi3" ? phi3_specials : std::vector<std::string>{});
+  const std::vector<std::string> gemma_specials = {"<start_of_turn>", "<end_of_turn>"};
+  if (weights && !qwen)
+    add_spm_vocab(w, s.n_vocab, s.arch == "phi3" ? phi3_specials : s.arch == "gemma3" ? gemma_specials : std::vector<std::string>{},
+                  s.arch != "gemma3");
   if (weights && qwen) add_bpe_vocab(w, s.n_vocab, "qwen2", {"<|im_start|>", "<|im_end|>"});
 
   WeightMaker m(w, s.seed, weights, s.distinct_rows);
@@ -325,7 +330,7 @@ GGUFWriter synthetic_model(const SynthSpec& s, bool weights) {
   if ((s.n_embd_head == 0 && s.n_embd % s.n_head != 0) || s.n_head % s.n_head_kv != 0)
     throw Error("synth: heads must divide the embedding (or have a head size) and KV heads must divide heads");
   if (s.n_embd_head > 0 && s.arch == "gpt2") throw Error("synth: gpt2 heads span the embedding; they take no head size");
-  const int64_t min_vocab = s.arch == "gpt2" ? 257 : s.arch == "phi3" ? 264 : 259;  // bytes and control tokens
+  const int64_t min_vocab = s.arch == "gpt2" ? 257 : s.arch == "phi3" ? 264 : s.arch == "gemma3" ? 261 : 259;  // bytes and control tokens
   if (s.n_vocab < min_vocab)
     throw Error("synth: a " + s.arch + " vocabulary needs at least " + std::to_string(min_vocab) + " tokens");
   const int64_t block = dtype_info(s.type).block_size;

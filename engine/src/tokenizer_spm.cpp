@@ -69,7 +69,7 @@ void SpmTokenizer::encode_text(std::string_view text, bool starts_segment, std::
 
   std::vector<Symbol> symbols;
   for (size_t pos = 0; pos < s.size();) {
-    const size_t len = utf8_char_length(s, pos);
+    const size_t len = utf8_lead_length(s, pos);
     const int index = static_cast<int>(symbols.size());
     symbols.push_back({pos, len, index - 1, pos + len < s.size() ? index + 1 : -1});
     pos += len;

@@ -1,8 +1,14 @@
 #include "utf8.h"
 
+#include <algorithm>
 #include <string>
 
 namespace engine {
+
+size_t utf8_lead_length(std::string_view s, size_t pos) {
+  static constexpr size_t kByHighBits[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4};
+  return std::min(kByHighBits[static_cast<unsigned char>(s[pos]) >> 4], s.size() - pos);
+}
 
 size_t utf8_char_length(std::string_view s, size_t pos) {
   const auto lead = static_cast<unsigned char>(s[pos]);

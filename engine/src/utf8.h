@@ -11,6 +11,11 @@ namespace engine {
 // bytes there are not a well-formed sequence, so a bad byte stands alone.
 size_t utf8_char_length(std::string_view s, size_t pos);
 
+// Length of the character at `s[pos]` as llama.cpp's SentencePiece tokenizer splits text: by
+// the high bits of its lead byte alone (0xC-0xD: 2, 0xE: 3, 0xF: 4, else 1), whatever the bytes
+// after it are, cut at the end of `s`.
+size_t utf8_lead_length(std::string_view s, size_t pos);
+
 // Code point of the `length`-byte character at `s[pos]`, `length` as utf8_char_length gives it;
 // U+FFFD for a byte that stands alone because it is not well-formed UTF-8.
 uint32_t utf8_code_point(std::string_view s, size_t pos, size_t length);
