@@ -10,6 +10,7 @@
 #include "cpu/cpu_features.h"
 #include "cpu/kernels.h"
 #include "cpu/node_threads.h"
+#include "cpu/repack.h"
 #include "cpu/vec_dot.h"
 #include "engine/error.h"
 #include "engine/op_params.h"
@@ -132,9 +133,9 @@ void CpuBackend::validate(const Tensor& node) const {
   if (!node.data) throw Error("cpu backend: no storage bound" + where());
   for (const Tensor* s : node.src)
     if (s && !s->data) throw Error("cpu backend: source '" + s->name + "' has no storage bound" + where());
-  for (int i = node.op == Op::MUL_MAT ? 1 : 0; i < kMaxSrc; ++i)
+  for (int i = reads_packed(node) ? 1 : 0; i < kMaxSrc; ++i)
     if (node.src[i] && is_packed(node.src[i]))
-      throw Error("cpu backend: '" + node.src[i]->name + "' is packed for MUL_MAT and cannot be read here" + where());
+      throw Error("cpu backend: '" + node.src[i]->name + "' is packed for products and cannot be read here" + where());
 }
 
 void CpuBackend::run_attention(Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& parts) {
@@ -157,7 +158,7 @@ void CpuBackend::run_node(Tensor* node) {
   params.nth = nth;
   params.wdata = scratch_.data();
   params.wsize = scratch_.size();
-  params.weight_packed = node->op == Op::MUL_MAT && is_packed(node->src[0]);
+  params.weight_packed = reads_packed(*node) && is_packed(node->src[0]);
   barrier_.reset(nth);
   params.barrier = &barrier_;
   const KernelFn kernel = kernel_for(node->op);

@@ -67,7 +67,7 @@ void CpuBackend::bind_leaf(Tensor& leaf) {
 
 void CpuBackend::pack_weights(const Graph& graph) {
   for (Tensor* w : weights_to_pack(graph, [&](const Tensor& t) { return is_packed(&t); })) {
-    const int64_t groups = w->ne[1] / kPackRows;
+    const int64_t groups = w->ne[1] * w->ne[2] / kPackRows;  // a 3-d tensor's experts one after another
     const size_t group_bytes = kPackRows * w->nb[1];
     pool_.run(pool_.size(), [&](int ith) {
       const WorkRange mine = split_work(groups, ith, pool_.size());

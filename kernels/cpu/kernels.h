@@ -41,7 +41,7 @@ size_t soft_max_work_size(const Tensor* dst, int nth);
 size_t rope_work_size(const Tensor* dst, int nth);
 // Work memory bytes of MUL_MAT_ID with nth threads: the routed activations and outputs, and per
 // thread the routing and its tiles' work memory.
-size_t mul_mat_id_work_size(const Tensor* dst, int nth);
+size_t mul_mat_id_work_size(const Tensor* dst, int nth, bool weight_packed);
 
 void get_rows(const ComputeParams& p, Tensor* dst);
 void add(const ComputeParams& p, Tensor* dst);

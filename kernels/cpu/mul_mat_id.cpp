@@ -77,12 +77,12 @@ struct IdWork {
   size_t acts, outs, slice, tiles;  // shared converted activations and outputs; per thread routing + tiles
 };
 
-IdWork id_work(const Tensor* dst) {
+IdWork id_work(const Tensor* dst, bool packed) {
   const Tensor* as = dst->src[0];
   const Tensor* b = dst->src[1];
   const int64_t n_slots = dst->ne[1] * dst->ne[2], n_tokens = dst->ne[2];
   const ExpertMatMul most(dst, n_tokens);  // an expert takes each token at most once
-  const size_t tiles = mul_mat_columns_work_size(&most.dst, kOrder, false, 0, std::min(as->ne[1], kRowChunk), 0, n_tokens);
+  const size_t tiles = mul_mat_columns_work_size(&most.dst, kOrder, packed, 0, std::min(as->ne[1], kRowChunk), 0, n_tokens);
   const size_t gather = b->nb[0] != sizeof(float) ? work_bytes(static_cast<size_t>(b->ne[0]) * sizeof(float)) : 0;
   return {work_bytes(row_bytes(vec_dot_type(as->type), as->ne[0]) * static_cast<size_t>(n_slots)),
           work_bytes(static_cast<size_t>(as->ne[1] * n_slots) * sizeof(float)), routing_bytes(dst) + std::max(tiles, gather),
@@ -91,15 +91,15 @@ IdWork id_work(const Tensor* dst) {
 
 }  // namespace
 
-size_t mul_mat_id_work_size(const Tensor* dst, int nth) {
-  const IdWork w = id_work(dst);
+size_t mul_mat_id_work_size(const Tensor* dst, int nth, bool weight_packed) {
+  const IdWork w = id_work(dst, weight_packed);
   return w.acts + w.outs + static_cast<size_t>(nth) * w.slice;
 }
 
 void mul_mat_id(const ComputeParams& p, Tensor* dst) {
   const Tensor* as = dst->src[0];
   const Tensor* b = dst->src[1];
-  const IdWork work = id_work(dst);
+  const IdWork work = id_work(dst, p.weight_packed);
   require_work(p, work.acts + work.outs + static_cast<size_t>(p.nth) * work.slice, dst);
   char* acts = static_cast<char*>(p.wdata);
   char* outs = acts + work.acts;
@@ -134,7 +134,7 @@ void mul_mat_id(const ComputeParams& p, Tensor* dst) {
     const int64_t first = r.offset[e], cols = r.offset[e + 1] - first;
     const ExpertMatMul mm(dst, cols);
     const MulMatBatch batch{bytes(as->data) + e * as->nb[2], acts + first * act_row, act_row, outs + first * out_col,
-                            sizeof(float), out_col, false, tiles, work.tiles};
+                            sizeof(float), out_col, p.weight_packed, tiles, work.tiles};
     const int64_t row0 = chunk * kRowChunk;
     mul_mat_columns(&mm.dst, kOrder, batch, row0, std::min(N, row0 + kRowChunk) - row0, 0, cols);
   }

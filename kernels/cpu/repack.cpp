@@ -48,8 +48,7 @@ bool has_packed_layout(DType type) {
 }  // namespace
 
 bool packable(const Tensor& w) {
-  return has_packed_layout(w.type) && w.has(kWeight) && w.ne[1] % kPackRows == 0 &&
-         w.ne[2] == 1 && w.ne[3] == 1 && w.is_contiguous();
+  return has_packed_layout(w.type) && w.has(kWeight) && w.ne[1] % kPackRows == 0 && w.ne[3] == 1 && w.is_contiguous();
 }
 
 void pack_rows(DType type, int64_t k, int64_t rows, void* data) {
@@ -66,17 +65,17 @@ void pack_rows(DType type, int64_t k, int64_t rows, void* data) {
 
 std::vector<Tensor*> weights_to_pack(const Graph& graph, const std::function<bool(const Tensor&)>& packed) {
   const auto candidate = [&](const Tensor* node) {
-    const Tensor* w = node->op == Op::MUL_MAT ? node->src[0] : nullptr;
+    const Tensor* w = reads_packed(*node) ? node->src[0] : nullptr;
     return w && w->has(kWeight) && !packed(*w) && packable(*w);
   };
   // Every step graph comes here: most find nothing left to pack, and stop at this check.
   if (std::none_of(graph.nodes().begin(), graph.nodes().end(), candidate)) return {};
-  // Weights read by anything but MUL_MAT's weight operand keep the file layout.
+  // Weights read by anything but a product's weight operand keep the file layout.
   std::unordered_set<const Tensor*> other_readers;
   for (const Tensor* node : graph.nodes()) {
     if (node->view_src) other_readers.insert(node->view_src);
     for (int s = 0; s < kMaxSrc; ++s)
-      if (node->src[s] && !(node->op == Op::MUL_MAT && s == 0)) other_readers.insert(node->src[s]);
+      if (node->src[s] && !(reads_packed(*node) && s == 0)) other_readers.insert(node->src[s]);
   }
   std::vector<Tensor*> out;
   for (const Tensor* node : graph.nodes()) {

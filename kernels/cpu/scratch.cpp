@@ -29,7 +29,7 @@ size_t node_work_size(const Tensor* node, int nth, bool weight_packed) {
     case Op::MUL_MAT: return mul_mat_work_size(node, nth, weight_packed);
     case Op::SOFT_MAX: return soft_max_work_size(node, nth);
     case Op::ROPE: return rope_work_size(node, nth);
-    case Op::MUL_MAT_ID: return mul_mat_id_work_size(node, nth);
+    case Op::MUL_MAT_ID: return mul_mat_id_work_size(node, nth, weight_packed);
     default: return 0;
   }
 }
@@ -43,7 +43,7 @@ size_t scratch_bytes(const Graph& graph, const Plan& plan, int n_threads, const 
       bytes = std::max(bytes, fused_attention_work_size(node, nodes[i + 2], n_threads));
       i += 2;
     } else {
-      const bool weight_packed = node->op == Op::MUL_MAT && packed(*node->src[0]);
+      const bool weight_packed = reads_packed(*node) && packed(*node->src[0]);
       bytes = std::max(bytes, node_work_size(node, node_threads(node, n_threads), weight_packed));
     }
   }

@@ -16,6 +16,7 @@
 #include "engine/plan.h"
 #include "engine/quants.h"
 #include "engine/session.h"
+#include "engine/synth.h"
 #include "test_models.h"
 
 using namespace engine;
@@ -88,12 +89,11 @@ TEST(Repack, OffersOnlyWeightsThatOnlyMulMatReadsAndUnpacksLosslessly) {
 
 // Two sessions on one loaded model, one backend packing its copy of the weights (SIMD) and one
 // keeping the file layout (created at the scalar level): the same logits, bit for bit, and the
-// model's own bytes as the file has them.
-TEST(Repack, TwoBackendsShareOneModelWithoutChangingIt) {
-  if (!cpu::simd_active()) GTEST_SKIP() << "no SIMD kernels here, so no backend packs";
+// model's own bytes (those of `weight`) as the file has them.
+void expect_packing_changes_nothing(const std::string& path, const std::string& weight) {
   cpu::set_amx_enabled(false);  // AMX changes Q8_0 prefill sums; these prompts stay below it anyway
-  const std::shared_ptr<const Model> model = Model::load(test_models::synthetic_model(DType::Q8_0));
-  const GGUFTensorInfo& q = *model->find_weight("blk.0.attn_q.weight");
+  const std::shared_ptr<const Model> model = Model::load(path);
+  const GGUFTensorInfo& q = *model->find_weight(weight);
   const auto* file_bytes = static_cast<const uint8_t*>(model->file().tensor_data(q));
   const std::vector<uint8_t> before(file_bytes, file_bytes + q.nbytes);
 
@@ -114,6 +114,31 @@ TEST(Repack, TwoBackendsShareOneModelWithoutChangingIt) {
   EXPECT_NE(prefill_logits, decode_logits);
   EXPECT_EQ(std::vector<uint8_t>(file_bytes, file_bytes + q.nbytes), before);
   cpu::set_amx_enabled(true);
+}
+
+TEST(Repack, TwoBackendsShareOneModelWithoutChangingIt) {
+  if (!cpu::simd_active()) GTEST_SKIP() << "no SIMD kernels here, so no backend packs";
+  expect_packing_changes_nothing(test_models::synthetic_model(DType::Q8_0), "blk.0.attn_q.weight");
+}
+
+// Experts packed, each expert's rows whole groups: MUL_MAT_ID reads them as the file has them.
+TEST(Repack, PackedExpertsGiveTheFileLayoutsLogits) {
+  if (!cpu::simd_active()) GTEST_SKIP() << "no SIMD kernels here, so no backend packs";
+  SynthSpec spec;
+  spec.type = DType::Q4_K;
+  spec.n_embd = 256;
+  spec.n_ff = 256;
+  spec.n_layer = 2;
+  spec.n_expert = 4;
+  spec.n_expert_used = 2;
+  spec.n_ctx_train = 256;
+  const std::string path = test_models::written_once("mixtral-q4_k", spec);
+  Graph g;
+  const int64_t ne[3] = {256, 256, 4};
+  Tensor* experts = g.new_tensor(DType::Q4_K, 3, ne, "experts");
+  experts->flags = kWeight;
+  ASSERT_TRUE(cpu::packable(*experts));
+  expect_packing_changes_nothing(path, "blk.1.ffn_up_exps.weight");
 }
 
 TEST(Repack, NoOtherOpReadsAPackedWeight) {
@@ -146,7 +171,7 @@ TEST(Repack, NoOtherOpReadsAPackedWeight) {
     backend->compute(lookup, nullptr);
     FAIL() << "expected an Error";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "cpu backend: 'blk.0.attn_q.weight' is packed for MUL_MAT and cannot be read here (node 'rows')");
+    EXPECT_STREQ(e.what(), "cpu backend: 'blk.0.attn_q.weight' is packed for products and cannot be read here (node 'rows')");
   }
 }
 
