@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU checks, on a machine with an NVIDIA GPU: every GPU test, the replay of every shared
-# reference on each GPU backend, the memory test, and engine-bench on Llama-3-8B-shaped Q4_0
-# and Q4_K files synthesized on the spot (beside llama.cpp's CUDA backend where a llama.cpp
-# source tree is given), each result in one summary file.
+# reference and of every synthesized architecture's (tests/data/reference) on each GPU backend,
+# the memory test, and engine-bench on Llama-3-8B-shaped Q4_0 and Q4_K files synthesized on the
+# spot (beside llama.cpp's CUDA backend where a llama.cpp source tree is given), each result in
+# one summary file.
 #
 #   tools/gpu-check.sh [OUT_DIR]       build with CUDA (and Vulkan where its loader is installed)
 #                                      into build-gpu/, then run every check
@@ -116,6 +117,10 @@ for b in "${backends[@]}"; do
     model=$(basename "$ref" .jsonl)
     [[ -f $shared/models/$model.gguf ]] || continue
     check "replay-$b-$model" "$run" -m "$shared/models/$model.gguf" --replay "$ref" --backend "$b"
+  done
+  # the architectures' synthesized models (Qwen, Gemma 3, Phi-3, mixtures of experts), written again from their flags
+  for ref in tests/data/reference/*.jsonl; do
+    check "replay-$b-$(basename "$ref" .jsonl)" bash tests/e2e/replay_synth.sh "$gguf" "$run" "$ref" "$b" "$out/synth-models"
   done
   check "memory-$b" env ENGINE_BACKEND="$b" python3 tests/e2e/memory_matches_runtime.py "$cost" "$run" \
     "$shared/models/stories260K.gguf" "$shared"/models/synth-llama-*.gguf "$shared"/models/synth-gpt2-*.gguf

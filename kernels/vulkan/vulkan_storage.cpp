@@ -76,7 +76,8 @@ void VulkanBackend::bind_range(VkDescriptorBufferInfo& info, uint32_t& offset, c
   if (range > device_.limits().max_storage_range)
     throw Error("vulkan backend: tensor '" + t->name + "' spans " + std::to_string(range) + " bytes, more than the " +
                 std::to_string(device_.limits().max_storage_range) + " one binding of " + device_.info().name +
-                " reaches; a smaller context (-c) or prompt batch (-b) shrinks the attention tensors");
+                (t->has(kWeight) ? " reaches (a weight read whole, as experts are, must fit one binding)"
+                                 : " reaches; a smaller context (-c) or prompt batch (-b) shrinks the attention tensors"));
   info = {at.buffer->handle(), start, range};
   offset = static_cast<uint32_t>(at.offset - start);  // wraps where the binding starts past the tensor's start
 }
