@@ -61,6 +61,9 @@ int64_t session_context(const Model& model, const SessionParams& params);
 // them against the free memory before allocating.
 MemoryUse session_memory(const Model& model, const SessionParams& params);
 
+// Threads: a Model (its file, hyper-parameters and tokenizer data) is read-only once loaded and
+// may be shared by sessions on any threads; a Session (its backend, KV cache and buffers) is
+// used by one thread at a time. Sessions on different threads never share state.
 class Session {
  public:
   // Throws Error naming the problem: a bad parameter, a bad model file, or a session that
