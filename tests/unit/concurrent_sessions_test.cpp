@@ -32,7 +32,7 @@ TEST(ConcurrentSessions, ShareOneModelAndMatchASessionAlone) {
   const std::shared_ptr<const Model> model = Model::load(test_models::synthetic_model(DType::Q4_0));
   SessionParams params;
   params.n_ctx = 64;
-  params.n_threads = 1;
+  params.n_threads = 2;  // each session its own pool of workers
   const std::vector<std::vector<int32_t>> prompts = {{1, 300, 17}, {1, 42, 99, 7, 250}, {1, 5}, {1, 260, 261, 262, 263, 264}};
   constexpr int kSteps = 12;
   std::vector<std::vector<std::vector<float>>> alone;
