@@ -87,6 +87,16 @@ expect_error "$run" "--threads: 'two' is not a whole number" -t two
 expect_error "$run" "--top-p: 1.5 is outside 0 to 1" --top-p 1.5
 expect_error "$run" "names no chat template \\(tokenizer.chat_template\\); name one \\(chatml, " --chat -p hi
 expect_error "$run" "--chat-template: unknown chat template 'vicuna' \\(known: chatml, " --chat --chat-template vicuna
+expect_error "$run" "--n-predict: -5 is outside 0 to 16777216" -n -5
+expect_error "$run" "--ubatch: 0 is outside 1 to 65536" -b 0
+expect_error "$run" "prompt of 5 tokens is longer than the context of 1" -c 1 -p "Once upon a time"
+expect_error "$run" "--hw: unknown hardware profile 'nope'" --hw nope
+expect_error "$run" "--chat-template requires --chat" --chat-template chatml
+expect_error "$run" "--system requires --chat" --system "Be brief."
+expect_error "$run" "--chat excludes --replay" --chat --replay "$dir/chat.txt"
+expect_error "$bench" "--repetitions: 0 is outside 1 to 100000" -m "$dir/none.gguf" -r 0
+expect_error "$cost" "unknown preset 'nope' \\(known: gemma-3-1b, " --preset nope
+expect_error "$cost" "--tokens: 0 is outside 1 to 16777216" --tokens 0
 expect_error "$cost" "--hw: unknown hardware profile 'nope'" --hw nope
 expect_error "$cost" "--ctx: 'big' is not a whole number" --ctx big
 # Backends: the devices of those built in; one not built in says so, before any model is loaded.

@@ -20,11 +20,12 @@ int main(int argc, char** argv) {
   tool_cli::show_defaults(app);
   app.add_option("-m,--model", opt.model, "GGUF model file (default: the built-in stories260K.gguf)");
   CLI::Option* prompt = app.add_option("-p,--prompt", opt.prompt, "prompt text (with --chat: the one user turn)");
-  app.add_flag("--chat", opt.chat,
-               "chat in the model's template: user turns from -p, else one a line from stdin until an empty line");
+  CLI::Option* chat = app.add_flag(
+      "--chat", opt.chat, "chat in the model's template: user turns from -p, else one a line from stdin until an empty line");
   app.add_option("--chat-template", opt.chat_template, "with --chat: the template (default: the file's)")
-      ->check(tool_cli::checked_by([](const std::string& name) { engine::chat_template_named(name); }, "NAME"));
-  app.add_option("--system", opt.system, "with --chat: the system message");
+      ->check(tool_cli::checked_by([](const std::string& name) { engine::chat_template_named(name); }, "NAME"))
+      ->needs(chat);
+  app.add_option("--system", opt.system, "with --chat: the system message")->needs(chat);
   app.add_option("-n,--n-predict", opt.n_predict, "tokens to generate")->check(integer(0, 1 << 24));
   app.add_option("-t,--threads", opt.session.n_threads, "threads (0: all)")->check(integer(0, 1024));
   app.add_option("-c,--ctx", opt.session.n_ctx, "context size (0: the model's, at most 4096)")
@@ -40,7 +41,7 @@ int main(int argc, char** argv) {
   bool list_devices = false;
   app.add_flag("--list-devices", list_devices, "list the devices of every backend built in, then exit");
   app.add_option("--kv-type", kv_type, "KV cache type")->check(CLI::IsMember({"f16", "f32"}));
-  app.add_option("--replay", opt.replay, "reference JSONL to replay (teacher forcing)")->check(CLI::ExistingFile);
+  app.add_option("--replay", opt.replay, "reference JSONL to replay (teacher forcing)")->check(CLI::ExistingFile)->excludes(chat);
   app.add_option("--replay-out", opt.replay_out, "write this engine's replay JSONL here")->check(writable_file);
   app.add_flag("--profile", opt.profile, "time every op; print the profile views after generation");
   app.add_option("--profile-format", opt.profile_format, "text | json | csv")
