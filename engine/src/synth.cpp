@@ -245,12 +245,13 @@ void write_llama_like(GGUFWriter& w, const SynthSpec& s, bool weights) {
   for (int64_t il = 0; il < s.n_layer; ++il) {
     const std::string p = "blk." + std::to_string(il) + ".";
     m.norm(p + "attn_norm.weight", s.n_embd);
-    if (phi3) m.matrix(p + "attn_qkv.weight", s.type, s.n_embd, n_embd_q + 2 * n_embd_kv, stddev);
-    for (const auto& [name, rows] : {std::pair{"attn_q", n_embd_q}, {"attn_k", n_embd_kv}, {"attn_v", n_embd_kv}}) {
-      if (phi3) break;
-      m.matrix(p + name + ".weight", s.type, s.n_embd, rows, stddev);
-      if (s.arch == "qwen2") m.bias(p + name + ".bias", rows);
-    }
+    if (phi3)  // Q, K and V rows in one matrix
+      m.matrix(p + "attn_qkv.weight", s.type, s.n_embd, n_embd_q + 2 * n_embd_kv, stddev);
+    else
+      for (const auto& [name, rows] : {std::pair{"attn_q", n_embd_q}, {"attn_k", n_embd_kv}, {"attn_v", n_embd_kv}}) {
+        m.matrix(p + name + ".weight", s.type, s.n_embd, rows, stddev);
+        if (s.arch == "qwen2") m.bias(p + name + ".bias", rows);
+      }
     if (s.arch == "qwen3" || s.arch == "qwen3moe" || s.arch == "gemma3") {
       m.norm(p + "attn_q_norm.weight", head);
       m.norm(p + "attn_k_norm.weight", head);
