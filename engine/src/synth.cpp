@@ -74,6 +74,15 @@ void add_spm_vocab(GGUFWriter& w, int64_t n_vocab, const std::vector<std::string
   if (!add_space_prefix) w.set_bool("tokenizer.ggml.add_space_prefix", false);
 }
 
+// The control tokens an architecture's SentencePiece vocabulary ends with: Phi-3's chat and
+// end-of-text tokens, Gemma's turn tokens.
+const std::vector<std::string>& spm_specials(const std::string& arch) {
+  static const std::vector<std::string> phi3 = {"<|endoftext|>", "<|assistant|>", "<|end|>", "<|user|>", "<|system|>"};
+  static const std::vector<std::string> gemma3 = {"<start_of_turn>", "<end_of_turn>"};
+  static const std::vector<std::string> none;
+  return arch == "phi3" ? phi3 : arch == "gemma3" ? gemma3 : none;
+}
+
 bool printable_latin1(int c) { return (c >= 33 && c <= 126) || (c >= 161 && c <= 172) || (c >= 174 && c <= 255); }
 
 // Byte b as GPT-2's byte-level alphabet writes it.
@@ -225,13 +234,7 @@ void write_llama_like(GGUFWriter& w, const SynthSpec& s, bool weights) {
   }
   w.set_f32(a + "attention.layer_norm_rms_epsilon", s.norm_eps);
   const bool qwen = s.arch == "qwen2" || s.arch == "qwen3" || s.arch == "qwen3moe";
-  // Phi-3's and Gemma's chat and end-of-text tokens follow their SentencePiece pieces; Gemma's
-  // text starts with no space.
-  const std::vector<std::string> phi3_specials = {"<|endoftext|>", "<|assistant|>", "<|end|>", "<|user|>", "<|system|>"};
-  const std::vector<std::string> gemma_specials = {"<start_of_turn>", "<end_of_turn>"};
-  if (weights && !qwen)
-    add_spm_vocab(w, s.n_vocab, s.arch == "phi3" ? phi3_specials : s.arch == "gemma3" ? gemma_specials : std::vector<std::string>{},
-                  s.arch != "gemma3");
+  if (weights && !qwen) add_spm_vocab(w, s.n_vocab, spm_specials(s.arch), s.arch != "gemma3");  // Gemma: no space prefix
   if (weights && qwen) add_bpe_vocab(w, s.n_vocab, "qwen2", {"<|im_start|>", "<|im_end|>"});
 
   WeightMaker m(w, s.seed, weights, s.distinct_rows);
@@ -331,7 +334,8 @@ GGUFWriter synthetic_model(const SynthSpec& s, bool weights) {
   if ((s.n_embd_head == 0 && s.n_embd % s.n_head != 0) || s.n_head % s.n_head_kv != 0)
     throw Error("synth: heads must divide the embedding (or have a head size) and KV heads must divide heads");
   if (s.n_embd_head > 0 && s.arch == "gpt2") throw Error("synth: gpt2 heads span the embedding; they take no head size");
-  const int64_t min_vocab = s.arch == "gpt2" ? 257 : s.arch == "phi3" ? 264 : s.arch == "gemma3" ? 261 : 259;  // bytes and control tokens
+  // the byte tokens and the control tokens
+  const int64_t min_vocab = s.arch == "gpt2" ? 257 : 259 + static_cast<int64_t>(spm_specials(s.arch).size());
   if (s.n_vocab < min_vocab)
     throw Error("synth: a " + s.arch + " vocabulary needs at least " + std::to_string(min_vocab) + " tokens");
   const int64_t block = dtype_info(s.type).block_size;
