@@ -71,12 +71,11 @@ HParams read_hparams(const GGUFFile& f) {
   hp.rope_attn_factor = static_cast<float>(attn_factor);
   hp.n_ctx_orig = positive(a + "rope.scaling.original_context_length",
                            f.get_int(a + "rope.scaling.original_context_length", hp.n_ctx_train));
-  if (f.find(a + "attention.sliding_window")) {  // 0 (Phi-4): no window
-    const int64_t window = f.require_int(a + "attention.sliding_window");
-    if (window != 0) hp.n_swa = positive(a + "attention.sliding_window", window);
-  }
-  if (f.find(a + "expert_count") && f.require_int(a + "expert_count") != 0) {
-    hp.n_expert = positive(a + "expert_count", f.require_int(a + "expert_count"));
+  // 0 (Phi-4's files) or absent: no window
+  if (const int64_t window = f.get_int(a + "attention.sliding_window", 0); window != 0)
+    hp.n_swa = positive(a + "attention.sliding_window", window);
+  if (const int64_t experts = f.get_int(a + "expert_count", 0); experts != 0) {
+    hp.n_expert = positive(a + "expert_count", experts);
     hp.n_expert_used = positive(a + "expert_used_count", f.require_int(a + "expert_used_count"));
     if (hp.n_expert_used > hp.n_expert)
       throw Error(f.path() + ": " + std::to_string(hp.n_expert_used) + " experts used of " + std::to_string(hp.n_expert));
