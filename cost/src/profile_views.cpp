@@ -22,8 +22,7 @@ std::string weight_role(const std::string& name) {
 }
 
 bool has_layer_in_label(const engine::Tensor& n) {
-  return (n.op == Op::MUL_MAT || n.op == Op::MUL_MAT_ID) && n.src[0] && storage_of(*n.src[0]).has(engine::kWeight) &&
-         n.layer >= 0;
+  return engine::is_mat_mul(n.op) && n.src[0] && storage_of(*n.src[0]).has(engine::kWeight) && n.layer >= 0;
 }
 
 constexpr size_t kSlowest = 20;

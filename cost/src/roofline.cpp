@@ -47,7 +47,7 @@ double product_compute_s(const HardwareProfile& hw, const engine::Tensor& weight
 }  // namespace
 
 ComputeClass compute_class(const engine::Tensor& node) {
-  if ((node.op != engine::Op::MUL_MAT && node.op != engine::Op::MUL_MAT_ID) || !node.src[0]) return ComputeClass::kF32;
+  if (!engine::is_mat_mul(node.op) || !node.src[0]) return ComputeClass::kF32;
   const engine::DType weight = node.src[0]->type;
   if (engine::dtype_info(weight).quantized) return ComputeClass::kInt8;
   if (weight == engine::DType::F16) return ComputeClass::kF16;
@@ -70,7 +70,7 @@ Prediction predict(const GraphCost& cost, const HardwareProfile& hw) {
     // rate, or else the long-prompt rate of its dtype; the experts' product at the rates of its
     // dtype (it reads only the chosen experts, so not the whole tensor a weight's column reads).
     const bool experts = nc.node->op == engine::Op::MUL_MAT_ID;
-    const engine::Tensor* a = nc.node->op == engine::Op::MUL_MAT || experts ? nc.node->src[0] : nullptr;
+    const engine::Tensor* a = engine::is_mat_mul(nc.node->op) ? nc.node->src[0] : nullptr;
     if (np.flops > 0) {
       const double peak = hw.peak_tflops(cls);
       const double product_rate = rate_of(hw.mul_mat_tflops, a ? a->type : engine::DType::F32, peak);

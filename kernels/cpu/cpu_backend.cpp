@@ -133,7 +133,7 @@ void CpuBackend::validate(const Tensor& node) const {
   if (!node.data) throw Error("cpu backend: no storage bound" + where());
   for (const Tensor* s : node.src)
     if (s && !s->data) throw Error("cpu backend: source '" + s->name + "' has no storage bound" + where());
-  for (int i = reads_packed(node) ? 1 : 0; i < kMaxSrc; ++i)
+  for (int i = is_mat_mul(node.op) ? 1 : 0; i < kMaxSrc; ++i)
     if (node.src[i] && is_packed(node.src[i]))
       throw Error("cpu backend: '" + node.src[i]->name + "' is packed for products and cannot be read here" + where());
 }
@@ -158,7 +158,7 @@ void CpuBackend::run_node(Tensor* node) {
   params.nth = nth;
   params.wdata = scratch_.data();
   params.wsize = scratch_.size();
-  params.weight_packed = reads_packed(*node) && is_packed(node->src[0]);
+  params.weight_packed = is_mat_mul(node->op) && is_packed(node->src[0]);
   barrier_.reset(nth);
   params.barrier = &barrier_;
   const KernelFn kernel = kernel_for(node->op);

@@ -12,7 +12,7 @@ namespace engine::cpu {
 constexpr int64_t kMinParallelElements = 4096;
 
 inline int node_threads(const Tensor* node, int pool_threads) {
-  if (node->op == Op::MUL_MAT || node->op == Op::MUL_MAT_ID) return pool_threads;
+  if (is_mat_mul(node->op)) return pool_threads;
   // Many one-element rows (a transposed V store) cost a cache miss each, not their size.
   const bool scattered = node->ne[0] == 1 && node->nrows() >= kMinParallelElements / 16;
   if (node->nelements() < kMinParallelElements && !scattered) return 1;

@@ -65,7 +65,7 @@ void pack_rows(DType type, int64_t k, int64_t rows, void* data) {
 
 std::vector<Tensor*> weights_to_pack(const Graph& graph, const std::function<bool(const Tensor&)>& packed) {
   const auto candidate = [&](const Tensor* node) {
-    const Tensor* w = reads_packed(*node) ? node->src[0] : nullptr;
+    const Tensor* w = is_mat_mul(node->op) ? node->src[0] : nullptr;
     return w && w->has(kWeight) && !packed(*w) && packable(*w);
   };
   // Every step graph comes here: most find nothing left to pack, and stop at this check.
@@ -75,7 +75,7 @@ std::vector<Tensor*> weights_to_pack(const Graph& graph, const std::function<boo
   for (const Tensor* node : graph.nodes()) {
     if (node->view_src) other_readers.insert(node->view_src);
     for (int s = 0; s < kMaxSrc; ++s)
-      if (node->src[s] && !(reads_packed(*node) && s == 0)) other_readers.insert(node->src[s]);
+      if (node->src[s] && !(is_mat_mul(node->op) && s == 0)) other_readers.insert(node->src[s]);
   }
   std::vector<Tensor*> out;
   for (const Tensor* node : graph.nodes()) {

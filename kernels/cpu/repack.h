@@ -22,14 +22,12 @@ constexpr int64_t kPackRows = 16;
 // multiple of kPackRows; 2-D, or 3-D experts (each expert's rows whole groups).
 bool packable(const Tensor& w);
 
-// Whether `node` reads its weight operand src0 through the packed layout where it is packed.
-inline bool reads_packed(const Tensor& node) { return node.op == Op::MUL_MAT || node.op == Op::MUL_MAT_ID; }
 
 // Regroups `rows` rows of k elements (rows a multiple of kPackRows) at data into the packed layout.
 void pack_rows(DType type, int64_t k, int64_t rows, void* data);
 
-// The packable weights of the graph that only MUL_MAT and MUL_MAT_ID read (as their weight
-// operand), less those `packed` says are packed already: pack_rows each, then remember it packed.
+// The packable weights of the graph that only products (is_mat_mul) read as their weight
+// operand, less those `packed` says are packed already: pack_rows each, then remember it packed.
 std::vector<Tensor*> weights_to_pack(const Graph& graph, const std::function<bool(const Tensor&)>& packed);
 
 // One packed group (kPackRows rows of k elements) back in the file layout, rows row_bytes apart.

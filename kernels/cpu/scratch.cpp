@@ -43,7 +43,7 @@ size_t scratch_bytes(const Graph& graph, const Plan& plan, int n_threads, const 
       bytes = std::max(bytes, fused_attention_work_size(node, nodes[i + 2], n_threads));
       i += 2;
     } else {
-      const bool weight_packed = reads_packed(*node) && packed(*node->src[0]);
+      const bool weight_packed = is_mat_mul(node->op) && packed(*node->src[0]);
       bytes = std::max(bytes, node_work_size(node, node_threads(node, n_threads), weight_packed));
     }
   }

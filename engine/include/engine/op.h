@@ -32,6 +32,9 @@ enum class Op : uint8_t {
   COUNT,
 };
 
+// MUL_MAT and MUL_MAT_ID: src0 is a matrix (or experts' matrices) multiplying src1's rows.
+inline bool is_mat_mul(Op op) { return op == Op::MUL_MAT || op == Op::MUL_MAT_ID; }
+
 struct OpInfo {
   Op op;
   std::string_view name;         // "MUL_MAT"
