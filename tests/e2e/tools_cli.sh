@@ -94,6 +94,8 @@ expect_error "$run" "--hw: unknown hardware profile 'nope'" --hw nope
 expect_error "$run" "--chat-template requires --chat" --chat-template chatml
 expect_error "$run" "--system requires --chat" --system "Be brief."
 expect_error "$run" "--chat excludes --replay" --chat --replay "$dir/chat.txt"
+printf '{"prompt": "Hi", "prompt_tokens": [1], "generated": [2], "top10": [[[2, 1.0]]]}\n{"prompt": "Hi", "prompt_tokens": [1, -3]}\n' >"$dir/bad.jsonl"
+expect_error "$run" "$dir/bad.jsonl line 2: 'prompt_tokens' holds -3, not a token id" --replay "$dir/bad.jsonl"
 expect_error "$bench" "--repetitions: 0 is outside 1 to 100000" -m "$dir/none.gguf" -r 0
 expect_error "$cost" "unknown preset 'nope' \\(known: gemma-3-1b, " --preset nope
 expect_error "$cost" "--tokens: 0 is outside 1 to 16777216" --tokens 0

@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "engine/error.h"
+#include "reference_file.h"
 #include "run_options.h"
 
 namespace {
@@ -49,16 +50,12 @@ struct Worst {
 
 double rel_dev(float ours, double ref) { return std::fabs(ours - ref) / std::max(1.0, std::fabs(ref)); }
 
-std::vector<int32_t> int_list(const json& j, const std::string& field, size_t line) {
-  if (!j.contains(field) || !j[field].is_array()) throw engine::Error(fmt::format("line {}: no array '{}'", line, field));
-  return j[field].get<std::vector<int32_t>>();
-}
-
 }  // namespace
 
 int run_replay(const RunOptions& opt) {
   std::ifstream in(opt.replay);
   if (!in) throw engine::Error("cannot open " + opt.replay);
+  const std::vector<ReferenceLine> references = read_reference(in, opt.replay);
   std::ofstream out;
   if (!opt.replay_out.empty()) {
     out.open(opt.replay_out);
@@ -71,18 +68,10 @@ int run_replay(const RunOptions& opt) {
 
   Worst worst, worst_full;
   int failures = 0, steps = 0;
-  std::string line;
-  for (size_t ln = 1; std::getline(in, line); ++ln) {
-    if (line.empty()) continue;
-    json ref = json::parse(line, nullptr, false);
-    if (ref.is_discarded() || !ref.is_object() || !ref.contains("prompt") || !ref["prompt"].is_string())
-      throw engine::Error(fmt::format("{} line {}: not a reference object", opt.replay, ln));
-    const std::string prompt = ref["prompt"];
-    const std::vector<int32_t> ref_tokens = int_list(ref, "prompt_tokens", ln);
-    const std::vector<int32_t> generated = int_list(ref, "generated", ln);
-    const json& ref_top = ref["top10"];
-    std::vector<int32_t> tokens = tok.encode(prompt, tok.add_bos_default());
-    if (tokens != ref_tokens) {
+  for (const ReferenceLine& ref : references) {
+    const size_t ln = ref.line;
+    std::vector<int32_t> tokens = tok.encode(ref.prompt, tok.add_bos_default());
+    if (tokens != ref.prompt_tokens) {
       ++failures;
       std::fprintf(stderr, "line %zu: tokenization differs from the reference\n", ln);
     }
@@ -91,35 +80,33 @@ int run_replay(const RunOptions& opt) {
     json our_top = json::array();
     std::span<const float> logits = session->prefill(tokens);
     const std::vector<float> first(logits.begin(), logits.end());
-    if (ref.contains("logits_first") && ref["logits_first"].is_array() && ref["logits_first"].size() == logits.size())
+    if (ref.logits_first.size() == logits.size())
       for (size_t i = 0; i < logits.size(); ++i)
-        worst_full.see(rel_dev(logits[i], ref["logits_first"][i].get<double>()), fmt::format("line {} id {}", ln, i));
-    for (size_t step = 0; step < generated.size(); ++step) {
+        worst_full.see(rel_dev(logits[i], ref.logits_first[i]), fmt::format("line {} id {}", ln, i));
+    for (size_t step = 0; step < ref.generated.size(); ++step) {
       our_top.push_back(top10(logits));
       ++steps;
-      if (ref_top.is_array() && step < ref_top.size()) {
-        const json& pairs = ref_top[step];
-        for (const json& p : pairs) {
-          const int32_t id = p[0].get<int32_t>();
-          if (id < 0 || id >= static_cast<int32_t>(logits.size())) throw engine::Error(fmt::format("line {}: bad id {}", ln, id));
-          const double d = rel_dev(logits[id], p[1].get<double>());
+      if (step < ref.top10.size()) {
+        const auto& pairs = ref.top10[step];
+        for (const auto& [id, logit] : pairs) {
+          if (id >= static_cast<int32_t>(logits.size())) throw engine::Error(fmt::format("line {}: bad id {}", ln, id));
+          const double d = rel_dev(logits[id], logit);
           worst.see(d, fmt::format("line {} step {} id {}", ln, step, id));
           if (d > tol) ++failures;
         }
         // Top-1 may differ only where the reference's top-2 margin is within the tolerance.
-        const int32_t ref_best = pairs[0][0].get<int32_t>();
-        const double best = pairs[0][1].get<double>();
-        const double margin = pairs.size() > 1 ? best - pairs[1][1].get<double>() : 1e9;
+        const auto [ref_best, best] = pairs[0];
+        const double margin = pairs.size() > 1 ? best - pairs[1].second : 1e9;
         const int32_t ours = our_top.back()[0][0].get<int32_t>();
         if (margin > tol * std::max(1.0, std::fabs(best)) && ours != ref_best) {
           ++failures;
           std::fprintf(stderr, "line %zu step %zu: top-1 %d, reference %d (margin %.4g)\n", ln, step, ours, ref_best, margin);
         }
       }
-      if (step + 1 < generated.size()) logits = session->decode(generated[step]);
+      if (step + 1 < ref.generated.size()) logits = session->decode(ref.generated[step]);
     }
     if (out.is_open())
-      out << json{{"prompt", prompt}, {"prompt_tokens", tokens}, {"generated", generated}, {"top10", our_top},
+      out << json{{"prompt", ref.prompt}, {"prompt_tokens", tokens}, {"generated", ref.generated}, {"top10", our_top},
                   {"logits_first", first}}.dump()
           << "\n";
   }

@@ -70,6 +70,10 @@ struct OpProbe {
   int device = 0;
 };
 
+// A profile file's JSON text (cost/hardware's layout). Throws engine::Error naming `where` and the key at fault
+// when the text is not JSON, a key is missing or of the wrong type, or a figure is not a positive finite number.
+HardwareProfile parse_profile(std::string_view json_text, const std::string& where);
+
 // The profile called `name`; "cpu-local" runs measure_local_cpu(threads, probe), a FILE.json
 // is read (a file write_profile wrote, or one laid out as cost/hardware/*.json). Throws
 // engine::Error naming the known profiles when `name` is none of them.
