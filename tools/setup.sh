@@ -5,6 +5,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git python3
   libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-dev  # the fuzzers (tests/fuzz): libFuzzer and the sanitizers' runtimes for clang
   chromium fonts-dejavu-core  # headless browser and its fonts for the HTML report test (tests/e2e/html_report_test.py)
   libvulkan-dev glslang-tools mesa-vulkan-drivers vulkan-tools  # the Vulkan backend, its shader compiler, lavapipe (Vulkan on the CPU), vulkaninfo
 )

@@ -335,6 +335,7 @@ void GGUFFile::copy_data(void* dst, size_t offset, size_t bytes) const {
   if (!has_data_ || offset > size_ - data_offset_ || bytes > size_ - data_offset_ - offset)
     throw Error(path_ + ": no tensor data to copy (" + std::to_string(bytes) + " bytes asked at offset " +
                 std::to_string(offset) + ")");
+  if (bytes == 0) return;  // a tensor with a zero dimension: `dst` may be null
   const size_t start = data_offset_ + offset;
   if (!owned_.empty()) {
     std::memcpy(dst, map_ + start, bytes);

@@ -36,7 +36,8 @@ class Tokenizer {
   // Token ids of `text`, with bos() first when `add_bos` (and the vocab has a BOS); never
   // appends EOS. User-defined tokens written in the text are matched literally; control
   // tokens (e.g. "<|endoftext|>") only when `parse_special`, as llama.cpp's flag of that
-  // name. Invalid UTF-8 is encoded byte by byte.
+  // name. Invalid UTF-8 never fails: SPM encodes it byte by byte, byte-level BPE reads each
+  // malformed byte as U+FFFD (as llama.cpp does).
   std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special = false) const;
 
   // The text of one token: byte tokens `<0xNN>` give that raw byte, SPM's U+2581 gives a
@@ -46,7 +47,9 @@ class Tokenizer {
 
   // The text of a sequence: its tokens' pieces concatenated, without the space that encode
   // prefixes: decode(encode(x, b)) == x, except that SPM reads a literal U+2581 in x as a
-  // space (with parse_special, control tokens in x decode to "").
+  // space and gives a space back as U+2581 where the vocabulary spells it in byte tokens, and
+  // BPE gives malformed UTF-8 back as U+FFFD (with parse_special, control tokens in x decode
+  // to ""), as llama.cpp does.
   std::string decode(const std::vector<int32_t>& ids) const;
 
   int32_t bos() const;  // -1 when the vocab has none
