@@ -84,6 +84,7 @@ expect_error "$gguf" "unknown weight type 'q9_9'" synth --out "$dir/m.gguf" --ty
 expect_error "$gguf" "No such file" inspect "$dir/none.gguf"
 expect_error "$gguf" "directory" inspect "$dir"
 expect_error "$run" "--threads: 'two' is not a whole number" -t two
+for tool in "$run" "$bench" "$cost"; do expect_error "$tool" "--threads: 0 is outside 1 to 1024" -t 0; done
 expect_error "$run" "--top-p: 1.5 is outside 0 to 1" --top-p 1.5
 expect_error "$run" "names no chat template \\(tokenizer.chat_template\\); name one \\(chatml, " --chat -p hi
 expect_error "$run" "--chat-template: unknown chat template 'vicuna' \\(known: chatml, " --chat --chat-template vicuna

@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
   auto* depth_opt = app.add_option("-d,--depth", opt.depths, "KV cache depths for the tg tests (comma-separated)")
       ->delimiter(',')
       ->check(integer(int64_t{0}, int64_t{1} << 24));
-  app.add_option("-t,--threads", opt.threads, "threads (0: all hardware threads)")->check(integer(0, 1024));
+  app.add_option("-t,--threads", opt.threads, "threads (default: all hardware threads)")->check(integer(1, 1024));
   app.add_option("-r,--repetitions", opt.reps, "timed repetitions of each test")->check(integer(1, 100000));
   app.add_option("--backend", opt.backend, "backend (--list-devices shows those built in)")
       ->check(tool_cli::checked_by([](const std::string& name) { engine::check_backend(name); }, "NAME"));

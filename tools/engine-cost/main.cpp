@@ -35,8 +35,9 @@ int main(int argc, char** argv) {
   app.add_option("--hw", hw, "hardware profile for speed prediction (--hw list shows them)")
       ->check(tool_cli::checked_by([](const std::string& name) { if (name != "list") cost::check_hardware_name(name); },
                                    "PROFILE"));
-  app.add_option("-t,--threads", opt.threads, "threads, as engine-run -t (0: all): the CPU scratch and the cpu-local probe")
-      ->check(integer(0, 1024));
+  app.add_option("-t,--threads", opt.threads,
+                 "threads, as engine-run -t (default: all hardware threads): the CPU scratch and the cpu-local probe")
+      ->check(integer(1, 1024));
   app.add_option("--backend", opt.backend, "whose memory figures, as engine-run --backend (--list-devices in engine-run)")
       ->check(tool_cli::checked_by([](const std::string& name) { engine::check_backend(name); }, "NAME"));
   if (const auto exit_code = tool_cli::parse(app, argc, argv, "engine-cost")) return *exit_code;

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
       ->needs(chat);
   app.add_option("--system", opt.system, "with --chat: the system message")->needs(chat);
   app.add_option("-n,--n-predict", opt.n_predict, "tokens to generate")->check(integer(0, 1 << 24));
-  app.add_option("-t,--threads", opt.session.n_threads, "threads (0: all)")->check(integer(0, 1024));
+  app.add_option("-t,--threads", opt.session.n_threads, "threads (default: all hardware threads)")->check(integer(1, 1024));
   app.add_option("-c,--ctx", opt.session.n_ctx, "context size (0: the model's, at most 4096)")
       ->check(integer(int64_t{0}, int64_t{1} << 24));
   app.add_option("-b,--ubatch", opt.session.n_ubatch, "prompt tokens per step")->check(integer(int64_t{1}, int64_t{1} << 16));
