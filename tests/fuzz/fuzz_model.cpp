@@ -1,6 +1,7 @@
 // Fuzz target: a model from a parsed GGUF header (hyper-parameters against tensor shapes, missing
 // tensors, zero or absurd dimensions, unknown architectures), its step graphs for a prompt and a
-// decode step, their costs, and its tokenizer. Bad input must raise engine::Error, nothing else.
+// decode step, their costs and compute-buffer plans, and its tokenizer. Bad input must raise
+// engine::Error, nothing else.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "engine/gguf.h"
 #include "engine/kv_cache.h"
 #include "engine/model.h"
+#include "engine/plan.h"
 #include "engine/tokenizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -25,6 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                          engine::StepShape{1, n_ctx - 1, 1}}) {
       const engine::StepGraph graph = engine::build_step_graph(*model, kv, step);
       (void)cost::analyze(*graph.graph, cost::CostModel::kDefault);
+      (void)engine::Plan::make(*graph.graph);
     }
     auto tokenizer = engine::Tokenizer::from_gguf(model->file());
     (void)tokenizer->decode(tokenizer->encode("Once upon a time, <s> \xe2\x96\x81 caf\xc3\xa9 \xff", true, true));
