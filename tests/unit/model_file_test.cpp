@@ -31,7 +31,8 @@ std::vector<float> first_logits(const std::shared_ptr<const Model>& model) {
   SessionParams params;
   params.n_ctx = 16;
   params.n_threads = 1;
-  auto logits = Session::create(model, params)->prefill(std::vector<int32_t>{1, 300, 17});
+  const auto session = Session::create(model, params);  // the logits are its memory: it outlives their copy
+  const auto logits = session->prefill(std::vector<int32_t>{1, 300, 17});
   return {logits.begin(), logits.end()};
 }
 
