@@ -9,6 +9,7 @@
 
 #include "cpu/attention.h"
 #include "cpu/cpu_device.h"
+#include "cpu/decode_tuning.h"
 #include "cpu/host_buffer.h"
 #include "cpu/thread_pool.h"
 #include "engine/backend.h"
@@ -18,7 +19,8 @@ namespace engine::cpu {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int n_threads) : pool_(n_threads), device_(cpu_device()) {}
+  // Chooses the decode forms (decode_tuning.h) while the new workers sleep.
+  explicit CpuBackend(int n_threads) : pool_(n_threads), device_(cpu_device()) { ensure_decode_tuning(); }
 
   std::string_view name() const override { return "cpu"; }
   const DeviceInfo& device() const override { return device_; }

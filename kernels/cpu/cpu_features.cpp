@@ -13,6 +13,7 @@
 #endif
 
 #include "cpu/vec_dot.h"
+#include "engine/error.h"
 
 namespace engine::cpu {
 namespace {
@@ -29,8 +30,12 @@ SimdLevel detect() {
 }
 
 SimdLevel initial_cap() {
-  const char* env = std::getenv("ENGINE_CPU_SCALAR");
-  return env && std::string(env) == "1" ? SimdLevel::kScalar : SimdLevel::kAvx512Bf16;
+  const char* scalar = std::getenv("ENGINE_CPU_SCALAR");
+  if (scalar && std::string(scalar) == "1") return SimdLevel::kScalar;
+  const char* simd = std::getenv("ENGINE_CPU_SIMD");
+  if (!simd || !*simd) return SimdLevel::kAvx512Bf16;
+  if (const auto level = simd_level_from_name(simd)) return *level == SimdLevel::kAvx512 ? SimdLevel::kAvx512Bf16 : *level;
+  throw Error(std::string("ENGINE_CPU_SIMD=") + simd + ": expected scalar, avx2 or avx512");
 }
 
 // AMX-TILE and AMX-BF16 (CPUID.7.0:EDX bits 24, 22), then the tile data state granted by
@@ -69,6 +74,22 @@ SimdLevel cpu_simd_level() {
 SimdLevel simd_level() { return level().load(std::memory_order_relaxed); }
 
 void set_simd_level_cap(SimdLevel cap) { level().store(std::min(cap, cpu_simd_level())); }
+
+const char* simd_level_name(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::kScalar: return "scalar";
+    case SimdLevel::kAvx2: return "avx2";
+    case SimdLevel::kAvx512: return "avx512";
+    case SimdLevel::kAvx512Bf16: return "avx512-bf16";
+  }
+  return "?";
+}
+
+std::optional<SimdLevel> simd_level_from_name(std::string_view name) {
+  for (SimdLevel level : {SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16})
+    if (name == simd_level_name(level)) return level;
+  return std::nullopt;
+}
 
 void set_cpu_features_override(bool scalar_only) {
   set_simd_level_cap(scalar_only ? SimdLevel::kScalar : SimdLevel::kAvx512Bf16);

@@ -2,6 +2,9 @@
 // Which instruction set the CPU kernels use, chosen at run time from what the CPU reports.
 // Every SIMD kernel is bit-identical to its scalar twin, so the level changes speed only.
 // AMX tiles are the exception, switched separately: they change Q8_0 prefill results.
+#include <optional>
+#include <string_view>
+
 namespace engine::cpu {
 
 enum class SimdLevel {
@@ -11,12 +14,16 @@ enum class SimdLevel {
   kAvx512Bf16,  // as kAvx512, with the native bf16 dot-product instruction
 };
 
-// The level in use: the best the CPU has, capped by set_simd_level_cap and ENGINE_CPU_SCALAR=1.
+// The level in use: the best the CPU has, capped by set_simd_level_cap, ENGINE_CPU_SCALAR=1 and
+// ENGINE_CPU_SIMD=scalar|avx2|avx512 (to run, say, the AVX2 kernels on an AVX-512 machine).
 SimdLevel simd_level();
 // The best level this CPU supports.
 SimdLevel cpu_simd_level();
 // Caps the level in use (tests and benchmarks compare levels on the same machine).
 void set_simd_level_cap(SimdLevel cap);
+// "scalar", "avx2", "avx512", "avx512-bf16"; and back (nullopt for another name).
+const char* simd_level_name(SimdLevel level);
+std::optional<SimdLevel> simd_level_from_name(std::string_view name);
 
 // Whether Q8_0 prefill multiplies run on AMX-BF16 tiles (mul_mat_amx.h): the CPU has them, the
 // OS grants the process their state, the level in use is kAvx512Bf16, and neither

@@ -1,19 +1,38 @@
 // The CPU backend's memory: its copy of the weights (packed where the SIMD kernels read them
 // packed), the KV cache, the compute buffer and scratch, and the binding of a graph to them.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_features.h"
+#include "cpu/decode_tuning.h"
 #include "cpu/repack.h"
 #include "cpu/row_split.h"
 #include "cpu/scratch.h"
 #include "engine/error.h"
 
 namespace engine::cpu {
+namespace {
+
+// engine-run -v: the form each weight dtype's decode products run on, and the timing behind it.
+void log_decode_forms(const std::vector<GGUFTensorInfo>& weights) {
+  std::string line;
+  for (const DecodeForm& f : decode_forms()) {
+    if (std::none_of(weights.begin(), weights.end(), [&](const GGUFTensorInfo& w) { return w.type == f.weight; })) continue;
+    line += fmt::format("{}{} {}", line.empty() ? "" : ", ", dtype_name(f.weight), simd_level_name(f.level));
+    if (f.avx2_gbs > 0) line += fmt::format(" (timed: avx2 {:.1f} GB/s, avx512 {:.1f} GB/s)", f.avx2_gbs, f.avx512_gbs);
+  }
+  spdlog::info("cpu: decode products on {}", line.empty() ? "no dot kernel" : line);
+}
+
+}  // namespace
 
 void CpuBackend::load_weights(const Model& model) {
   weight_infos_ = &model.file().tensors();
+  log_decode_forms(*weight_infos_);
   weights_ = HostMemory(model.weight_storage_bytes());
   model.file().copy_data(weights_.data(), 0, weights_.size());
   packed_.assign(weight_infos_->size(), false);

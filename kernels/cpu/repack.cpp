@@ -34,18 +34,21 @@ void convert_group(DType type, int64_t k, char* rows, char* packed, bool to_pack
         move(file + 208, pair + 416 + 2 * p, 2);                                       // d
         continue;
       }
-      move(file, pack + r * sizeof(uint16_t), sizeof(uint16_t));  // Q4_0, Q8_0: the scale, then dword j of the levels
-      char* levels = file + sizeof(uint16_t);
-      for (size_t j = 0; j < (bb - sizeof(uint16_t)) / 4; ++j) move(levels + 4 * j, pack + kScaleBytes + (j * kPackRows + r) * 4, 4);
+      // Q4_0, Q8_0: the scale, then dword j of the levels; Q4_1: the scale, the min, then the same.
+      const int halves = type == DType::Q4_1 ? 2 : 1;
+      for (int h = 0; h < halves; ++h) move(file + h * sizeof(uint16_t), pack + h * kScaleBytes + r * sizeof(uint16_t), sizeof(uint16_t));
+      char* levels = file + halves * sizeof(uint16_t);
+      for (size_t j = 0; j < (bb - halves * sizeof(uint16_t)) / 4; ++j)
+        move(levels + 4 * j, pack + halves * kScaleBytes + (j * kPackRows + r) * 4, 4);
     }
   }
 }
 
-bool has_packed_layout(DType type) {
-  return type == DType::Q4_0 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q6_K;
-}
-
 }  // namespace
+
+bool has_packed_layout(DType type) {
+  return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q6_K;
+}
 
 bool packable(const Tensor& w) {
   return has_packed_layout(w.type) && w.has(kWeight) && w.ne[1] % kPackRows == 0 && w.ne[3] == 1 && w.is_contiguous();

@@ -5,6 +5,7 @@
 // same size; only their order changes. Per group and block index:
 //   Q8_0: the kPackRows f16 scales, then for j = 0..7 the j-th 4 bytes of each row's levels.
 //   Q4_0: the kPackRows f16 scales, then for j = 0..3 the j-th 4 bytes of each row's nibbles.
+//   Q4_1: the kPackRows f16 scales, the kPackRows f16 mins, then the nibbles as Q4_0's.
 //   Q4_K: for c = 0..35 the c-th 4 bytes of each row's super-block.
 //   Q6_K: rows in pairs; per pair the two rows' 32-byte pieces of ql then qh alternate, then
 //         their 16 scales, then their two d.
@@ -18,7 +19,9 @@ namespace engine::cpu {
 
 constexpr int64_t kPackRows = 16;
 
-// True when `w` (a model weight) has a packed layout: Q4_0, Q8_0, Q4_K or Q6_K, dense, rows a
+// True for the dtypes with a packed layout (above).
+bool has_packed_layout(DType type);
+// True when `w` (a model weight) has a packed layout: Q4_0, Q4_1, Q8_0, Q4_K or Q6_K, dense, rows a
 // multiple of kPackRows; 2-D, or 3-D experts (each expert's rows whole groups).
 bool packable(const Tensor& w);
 

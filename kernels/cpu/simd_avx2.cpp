@@ -162,6 +162,12 @@ inline VI vi_mul(VI a, VI b) { return _mm256_mullo_epi32(a, b); }
 inline VI vi_mul_u16(VI x, int16_t y) { return _mm256_madd_epi16(x, _mm256_set1_epi32(static_cast<uint16_t>(y))); }
 inline VI vi_bits(VI v, int shift, int32_t mask) { return _mm256_and_si256(_mm256_srli_epi32(v, shift), _mm256_set1_epi32(mask)); }
 inline VI vi_or_shifted(VI a, VI b, int shift) { return _mm256_or_si256(a, _mm256_slli_epi32(b, shift)); }
+inline VI vi_or(VI a, VI b) { return _mm256_or_si256(a, b); }
+// Bit `from` of each byte of v moved to bit `to`, every other bit cleared.
+inline VI vi_move_bit(VI v, int from, int to) {
+  const VI moved = to >= from ? _mm256_slli_epi32(v, to - from) : _mm256_srli_epi32(v, from - to);
+  return _mm256_and_si256(moved, _mm256_set1_epi8(static_cast<char>(1 << to)));
+}
 // The halves in the low / high 16 bits of each lane, as floats.
 inline VR vr_half_low(VI v) {
   const VI x = _mm256_and_si256(v, _mm256_set1_epi32(0xFFFF));
@@ -183,6 +189,13 @@ inline VI vi_signed_levels(VI x) { return x; }
 inline VI vi_signed_offset(VI) { return _mm256_setzero_si256(); }
 inline VI vi_dot_s8v(VI acc, VI x, VI y) { return vi_dot_u8v(acc, _mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x)); }
 inline VR vr_set_groups(const float* s) { return _mm256_set1_ps(s[0]); }
+// Each of the register's rows (one) gets d[g], the row its register g holds.
+inline VR vr_row_groups(__m256 d, int g) { return _mm256_permutevar8x32_ps(d, _mm256_set1_epi32(g)); }
+// The register's row (one) of 16 nibble bytes at qs[0] as 32 levels in element order.
+inline VI vi_nibbles_rows(const uint8_t* const* qs) {
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs[0]));
+  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(b, 4), b), _mm256_set1_epi8(0x0F));
+}
 inline VR vr_from_i32(VI v) { return _mm256_cvtepi32_ps(v); }
 inline VR vr_load_f16(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 // The register's one row (eight lanes) gets its half-precision scale d[0].

@@ -164,6 +164,12 @@ inline VI vi_mul(VI a, VI b) { return _mm512_mullo_epi32(a, b); }
 inline VI vi_mul_u16(VI x, int16_t y) { return _mm512_madd_epi16(x, _mm512_set1_epi32(static_cast<uint16_t>(y))); }
 inline VI vi_bits(VI v, int shift, int32_t mask) { return _mm512_and_si512(_mm512_srli_epi32(v, shift), _mm512_set1_epi32(mask)); }
 inline VI vi_or_shifted(VI a, VI b, int shift) { return _mm512_or_si512(a, _mm512_slli_epi32(b, shift)); }
+inline VI vi_or(VI a, VI b) { return _mm512_or_si512(a, b); }
+// Bit `from` of each byte of v moved to bit `to`, every other bit cleared.
+inline VI vi_move_bit(VI v, int from, int to) {
+  const VI moved = to >= from ? _mm512_slli_epi32(v, to - from) : _mm512_srli_epi32(v, from - to);
+  return _mm512_and_si512(moved, _mm512_set1_epi8(static_cast<char>(1 << to)));
+}
 // The halves in the low / high 16 bits of each lane, as floats.
 inline VR vr_half_low(VI v) { return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v)); }
 inline VR vr_half_high(VI v) { return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16))); }
@@ -180,6 +186,20 @@ inline VI vi_signed_offset(VI y) {
 inline VI vi_dot_s8v(VI acc, VI x, VI y) { return _mm512_dpbusd_epi32(acc, x, y); }
 inline VR vr_set_groups(const float* s) {
   return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set1_ps(s[0])), _mm256_set1_ps(s[1]), 1);
+}
+// Each of the register's two rows (eight lanes each) gets its scale: d[2g], d[2g + 1].
+inline VR vr_row_groups(__m256 d, int g) {
+  const __m512i pick = _mm512_setr_epi32(2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g + 1, 2 * g + 1, 2 * g + 1, 2 * g + 1,
+                                         2 * g + 1, 2 * g + 1, 2 * g + 1, 2 * g + 1);
+  return _mm512_permutexvar_ps(pick, _mm512_castps256_ps512(d));
+}
+// The register's two rows of 16 nibble bytes (qs[0], qs[1]) as 32 levels each in element order:
+// each row's bytes in two 128-bit lanes, the second shifted down a nibble.
+inline VI vi_nibbles_rows(const uint8_t* const* qs) {
+  const __m256i both = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs[0]))),
+                                               _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs[1])), 1);
+  const __m512i spread = _mm512_shuffle_i64x2(_mm512_castsi256_si512(both), _mm512_castsi256_si512(both), 0x50);
+  return _mm512_and_si512(_mm512_srlv_epi64(spread, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4)), _mm512_set1_epi8(0x0F));
 }
 inline VR vr_from_i32(VI v) { return _mm512_cvtepi32_ps(v); }
 inline VR vr_load_f16(const uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }

@@ -645,6 +645,103 @@ void k_lanes_tile(DType type, const DotTile& t) {
   }
 }
 
+// Q5_K, one activation column, in k_lanes_block's order straight from the blocks: a super-block's
+// eight lane sums are exact integers however they are formed, so they are formed in registers
+// (nibbles, fifth bits, int16 scales) with no unpacked copy of the row. One register holds
+// kLaneRows rows, eight lanes each; RG registers per pass.
+struct Q5KScales {  // a super-block's 6-bit scales and mins, one per 32-element sub-block
+  uint8_t scale[8], min[8];
+};
+
+inline Q5KScales q5_K_scales(const uint8_t* packed) {
+  uint32_t u[3];
+  std::memcpy(u, packed, sizeof u);
+  constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
+  const uint32_t scale[2] = {u[0] & kLow6, (u[2] & kLow4) | (((u[0] >> 6) & kLow2) << 4)};
+  const uint32_t min[2] = {u[1] & kLow6, ((u[2] >> 4) & kLow4) | (((u[1] >> 6) & kLow2) << 4)};
+  Q5KScales s;
+  std::memcpy(s.scale, scale, sizeof scale);
+  std::memcpy(s.min, min, sizeof min);
+  return s;
+}
+
+template <int RG>
+void q5_K_column_block(const DotTile& t, int64_t r0) {
+  using engine::quant::BlockQ5_K;
+  constexpr int RB = RG * kLaneRows;
+  const char* wp[RB];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  const int64_t nb = t.n / kQK_K;
+  const auto* act = reinterpret_cast<const BlockQ8_K*>(t.a);
+  VR acc[RG];
+  float mins[RB] = {};
+  for (int g = 0; g < RG; ++g) acc[g] = vr_zero();
+  for (int64_t i = 0; i < nb; ++i) {
+    constexpr int64_t kAhead = 2;  // blocks: RB streams this close together lose the hardware prefetchers
+    for (int r = 0; r < RB; ++r)
+      for (int o = 0; o < static_cast<int>(sizeof(BlockQ5_K)); o += 64) __builtin_prefetch(wp[r] + (i + kAhead) * sizeof(BlockQ5_K) + o);
+    const BlockQ8_K& a = act[i];
+    VI aq[8];
+    for (int k = 0; k < 8; ++k) aq[k] = vi_repeat(load256(a.qs + 32 * k));
+    // Per sub-block the sum of its two 16-element groups' activation sums (below 2^12 in magnitude).
+    const __m128i sub_sums = _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums)),
+                                            _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums + 8)));
+    const VR da = vr_set1(a.d);
+    for (int g = 0; g < RG; ++g) {
+      const BlockQ5_K* b[kLaneRows];
+      Q5KScales sc[kLaneRows];
+      __m256i parts[kLaneRows];
+      float d[kLaneRows];
+      for (int p = 0; p < kLaneRows; ++p) {
+        const int r = g * kLaneRows + p;
+        b[p] = reinterpret_cast<const BlockQ5_K*>(wp[r]) + i;
+        sc[p] = q5_K_scales(b[p]->scales);
+        d[p] = half(b[p]->d);
+        parts[p] = load256(b[p]->qh);
+        uint64_t min_bytes;
+        std::memcpy(&min_bytes, sc[p].min, sizeof min_bytes);
+        const __m128i min_sum = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(min_bytes))), sub_sums);
+        const __m128i pair = _mm_add_epi32(min_sum, _mm_unpackhi_epi64(min_sum, min_sum));
+        const int32_t total = _mm_cvtsi128_si32(_mm_add_epi32(pair, _mm_shuffle_epi32(pair, 1)));
+        mins[r] = __builtin_fmaf(-a.d * half(b[p]->dmin), static_cast<float>(total), mins[r]);
+      }
+      const VI high = vi_join(parts);
+      // Each row's eight scales as int16 in every 128-bit lane of its part; scale k is picked from there.
+      for (int p = 0; p < kLaneRows; ++p) {
+        uint64_t scale_bytes;
+        std::memcpy(&scale_bytes, sc[p].scale, sizeof scale_bytes);
+        parts[p] = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(scale_bytes))));
+      }
+      const VI scales = vi_join(parts);
+      VI lanes = vi_set1(0);
+      for (int j = 0; j < 4; ++j) {  // sub-blocks 2j (low nibbles) and 2j + 1 (high nibbles)
+        for (int p = 0; p < kLaneRows; ++p) parts[p] = load256(b[p]->qs + 32 * j);
+        const VI x = vi_join(parts);
+        const VI lo = vi_or(vi_low_nibbles(x), vi_move_bit(high, 2 * j, 4));
+        const VI hi = vi_or(vi_high_nibbles(x), vi_move_bit(high, 2 * j + 1, 4));
+        const VI scale_lo = vi_pick_bytes(scales, _mm256_set1_epi16(static_cast<int16_t>((4 * j + 1) << 8 | 4 * j)));
+        const VI scale_hi = vi_pick_bytes(scales, _mm256_set1_epi16(static_cast<int16_t>((4 * j + 3) << 8 | (4 * j + 2))));
+        lanes = vi_add(lanes, vi_add(vi_madd16(vi_maddubs(lo, aq[2 * j]), scale_lo), vi_madd16(vi_maddubs(hi, aq[2 * j + 1]), scale_hi)));
+      }
+      acc[g] = vr_fma(vr_mul(da, vr_set_groups(d)), vr_from_i32(lanes), acc[g]);
+    }
+  }
+  for (int g = 0; g < RG; ++g) {
+    alignas(64) float v[kRowLanes];
+    vr_store(v, acc[g]);
+    for (int p = 0; p < kLaneRows; ++p) {
+      const int r = g * kLaneRows + p;
+      store_out(t, r0 + r, 0, hsum_lanes8(_mm256_loadu_ps(v + 8 * p)) + mins[r]);
+    }
+  }
+}
+
+constexpr int kQ5KColumnRegs = 8 / kLaneRows;  // four rows per pass  // four rows per pass  // four rows per pass
+
+void q5_K_column(const DotTile& t) {
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kQ5KColumnRegs * kLaneRows) q5_K_column_block<kQ5KColumnRegs>(t, r0);
+}
+
 template <bool Native>
 bool dot_tile_impl(DType weight, DotOrder order, const DotTile& t) {
   const bool batch = order == DotOrder::kBatch;
@@ -654,13 +751,13 @@ bool dot_tile_impl(DType weight, DotOrder order, const DotTile& t) {
     case DType::BF16: return float_dot_tile<Native>(weight, order, t);
     case DType::Q8_0: return (t.cols > 1 || t.packed ? q8_0_lanes_gemm(t) : legacy_lanes_column<Q8_0Levels>(t)), true;
     case DType::Q5_0: return legacy_lanes<Q5_0Levels>(t), true;
-    case DType::Q4_1: return legacy_lanes<Q4_1Levels>(t), true;
+    case DType::Q4_1: return (t.packed ? q4_1_packed(t) : legacy_lanes<Q4_1Levels>(t)), true;
     case DType::Q5_1: return legacy_lanes<Q5_1Levels>(t), true;
     case DType::Q4_0: return q4_0_serial(t), true;
     case DType::Q4_K: return q4_K_serial(batch, t), true;
     case DType::Q2_K: return k_serial(weight, batch ? 8 : 16, t), true;
-    case DType::Q3_K:
-    case DType::Q5_K: return k_lanes_tile(weight, t), true;
+    case DType::Q3_K: return k_lanes_tile(weight, t), true;
+    case DType::Q5_K: return (t.cols == 1 ? q5_K_column(t) : k_lanes_tile(weight, t)), true;
     case DType::Q6_K: return q6_K_lanes(t), true;
     default: return false;
   }
@@ -673,14 +770,14 @@ size_t dot_tile_work_size_impl(DType weight, DotOrder order, const DotTile& t) {
     case DType::F16:
     case DType::BF16: return float_dot_tile_work_size(weight, order, t);
     case DType::Q8_0: return t.cols > 1 || t.packed ? q8_0_lanes_gemm_work_size(t) : legacy_lanes_work_size(t);
+    case DType::Q4_1: return t.packed ? q4_1_packed_work_size(t) : legacy_lanes_work_size(t);
     case DType::Q5_0:
-    case DType::Q4_1:
     case DType::Q5_1: return legacy_lanes_work_size(t);
     case DType::Q4_0: return q4_0_serial_work_size(t);
     case DType::Q4_K: return q4_K_serial_work_size(order == DotOrder::kBatch, t);
     case DType::Q2_K: return k_rows_bytes<8>(t);
-    case DType::Q3_K:
-    case DType::Q5_K: return k_rows_bytes<2>(t);
+    case DType::Q3_K: return k_rows_bytes<2>(t);
+    case DType::Q5_K: return t.cols == 1 ? 0 : k_rows_bytes<2>(t);
     case DType::Q6_K: return q6_K_lanes_work_size(t);
     default: return 0;
   }

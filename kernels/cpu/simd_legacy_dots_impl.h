@@ -4,12 +4,25 @@
 // Legacy blocks, AVX2 eight-lane order: per output eight float lanes, lanes += (dw * da) *
 // exact lane sums per block, the Q8_1 forms also a scalar fused running sum of m * s.
 
-struct Q8_0Levels {  // signed levels against Q8_0
+constexpr int kLaneRows = kRowLanes / 8;  // weight rows whose eight lanes share a register
+
+// A register's rows of levels: each row's levels(), joined.
+template <typename L>
+struct JoinedRows {
+  template <typename Block>
+  static VI rows(const Block* const* b) {
+    __m256i parts[kLaneRows];
+    for (int p = 0; p < kLaneRows; ++p) parts[p] = L::levels(*b[p]);
+    return vi_join(parts);
+  }
+};
+
+struct Q8_0Levels : JoinedRows<Q8_0Levels> {  // signed levels against Q8_0
   using Block = BlockQ8_0;
   static constexpr bool kSigned = true;
   static __m256i levels(const Block& b) { return load256(b.qs); }
 };
-struct Q5_0Levels {
+struct Q5_0Levels : JoinedRows<Q5_0Levels> {
   using Block = BlockQ5_0;
   static constexpr bool kSigned = true;
   static __m256i levels(const Block& b) {
@@ -20,14 +33,17 @@ struct Q4_1Levels {  // unsigned levels against Q8_1
   using Block = BlockQ4_1;
   static constexpr bool kSigned = false;
   static __m256i levels(const Block& b) { return nibbles32(b.qs); }
+  static VI rows(const Block* const* b) {
+    const uint8_t* qs[kLaneRows];
+    for (int p = 0; p < kLaneRows; ++p) qs[p] = b[p]->qs;
+    return vi_nibbles_rows(qs);
+  }
 };
-struct Q5_1Levels {
+struct Q5_1Levels : JoinedRows<Q5_1Levels> {
   using Block = BlockQ5_1;
   static constexpr bool kSigned = false;
   static __m256i levels(const Block& b) { return _mm256_or_si256(nibbles32(b.qs), fifth_bits(b.qh)); }
 };
-
-constexpr int kLaneRows = kRowLanes / 8;  // weight rows whose eight lanes share a register
 
 // The activation block a legacy weight block is dotted with: Q8_0 for signed levels, else Q8_1.
 template <typename L>
@@ -101,13 +117,73 @@ const float* legacy_act_scales(const DotTile& t) {
   return act_table<float, LegacyAct<L>>(t, work, [](const LegacyAct<L>& a) { return half(a.d); });
 }
 
-inline size_t legacy_lanes_work_size(const DotTile& t) { return act_table_bytes<float>(t); }
+inline size_t legacy_lanes_work_size(const DotTile& t) { return t.cols == 1 ? 0 : act_table_bytes<float>(t); }  // the column form takes none
 
-// One activation column (decode), weights in the file layout.
+// One activation column (decode), weights in the file layout: legacy_lanes_block's order with
+// the row scales of a block converted eight rows at a time, and the running min sums of those
+// rows (the Q8_1 forms) one fused multiply-add in eight lanes instead of eight scalar ones.
+template <typename L, int RG>
+void legacy_column_block(const DotTile& t, int64_t r0) {
+  using Block = typename L::Block;
+  using Act = LegacyAct<L>;
+  constexpr int RB = RG * kLaneRows;
+  constexpr int kEights = (RB + 7) / 8;  // registers of eight rows' scales
+  const int64_t nb = t.n / kQK;
+  const char* wp[RB];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  const auto* act = reinterpret_cast<const Act*>(t.a);
+  VR acc[RG];
+  for (int g = 0; g < RG; ++g) acc[g] = vr_zero();
+  __m256 mins[kEights];
+  for (int e = 0; e < kEights; ++e) mins[e] = _mm256_setzero_ps();
+  for (int64_t i = 0; i < nb; ++i) {
+    // Each row's line 256 bytes on, when its blocks cross into a new line: the hardware
+    // prefetchers lose track of RB streams this close together.
+    constexpr int64_t kAhead = 256;
+    if (static_cast<int64_t>(i * sizeof(Block)) / 64 != static_cast<int64_t>((i + 1) * sizeof(Block)) / 64)
+      for (int r = 0; r < RB; ++r) __builtin_prefetch(wp[r] + (i + 1) * static_cast<int64_t>(sizeof(Block)) + kAhead);
+    const Block* b[RB];
+    alignas(16) uint16_t dh[kEights * 8] = {}, mh[kEights * 8] = {};
+    for (int r = 0; r < RB; ++r) {
+      b[r] = reinterpret_cast<const Block*>(wp[r]) + i;
+      dh[r] = b[r]->d;
+      if constexpr (!L::kSigned) mh[r] = b[r]->m;
+    }
+    __m256 d[kEights];
+    for (int e = 0; e < kEights; ++e) d[e] = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dh + 8 * e)));
+    const Act& a = act[i];
+    const VI av = vi_repeat(load256(a.qs));
+    const VI start = L::kSigned ? vi_signed_offset(av) : vi_set1(0);
+    const VR da = vr_set1(half(a.d));
+    if constexpr (!L::kSigned)
+      for (int e = 0; e < kEights; ++e)
+        mins[e] = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(mh + 8 * e))), _mm256_set1_ps(half(a.s)), mins[e]);
+    for (int g = 0; g < RG; ++g) {
+      const VI rows = L::rows(b + g * kLaneRows);
+      const VI lv = L::kSigned ? vi_signed_levels(rows) : rows;
+      const VI lanes = L::kSigned ? vi_dot_s8v(start, lv, av) : vi_dot_u8v(start, lv, av);
+      constexpr int kRegsPerEight = 8 / kLaneRows;
+      acc[g] = vr_fma(vr_mul(vr_row_groups(d[g / kRegsPerEight], g % kRegsPerEight), da), vr_from_i32(lanes), acc[g]);
+    }
+  }
+  alignas(32) float min_sums[kEights * 8];
+  for (int e = 0; e < kEights; ++e) _mm256_store_ps(min_sums + 8 * e, mins[e]);
+  for (int g = 0; g < RG; ++g) {
+    alignas(64) float v[kRowLanes];
+    vr_store(v, acc[g]);
+    for (int p = 0; p < kLaneRows; ++p) {
+      const int r = g * kLaneRows + p;
+      const float lanes = hsum_lanes8(_mm256_loadu_ps(v + 8 * p));
+      store_out(t, r0 + r, 0, L::kSigned ? lanes : lanes + min_sums[r]);
+    }
+  }
+}
+
+constexpr int kLegacyColumnRegs = 16 / kLaneRows;  // sixteen rows per pass share each block's activation
+
 template <typename L>
 void legacy_lanes_column(const DotTile& t) {
-  const float* act_d = legacy_act_scales<L>(t);
-  for (int64_t r0 = 0; r0 < t.rows; r0 += kLegacyRegs * kLaneRows) legacy_lanes_block<L, kLegacyRegs, 1>(t, act_d, r0, 0);
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kLegacyColumnRegs * kLaneRows) legacy_column_block<L, kLegacyColumnRegs>(t, r0);
 }
 
 template <typename L>
@@ -239,6 +315,82 @@ void q8_0_lanes_gemm(const DotTile& t) {
       },
       [&](auto cols, const Q8_0LaneRows* rows, int64_t r0, int64_t c0) {
         q8_0_lane_block<decltype(cols)::value>(t, [rows](int64_t i) -> const Q8_0LaneRows& { return rows[i]; }, acts, r0, c0);
+      });
+}
+
+// Q4_1 packed (repack.h) in legacy_lanes_block's eight-lane order, each register holding one
+// lane of kRowLanes rows as the Q8_0 form above: lane j < 4 is the low nibbles of dword j of
+// every row, lane j + 4 their high nibbles; the rows' running min sums are one FMA per column.
+struct Q4_1LaneRows {
+  VI lanes[8];
+  VR d, m;
+};
+
+[[gnu::always_inline]] inline Q4_1LaneRows q4_1_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i) {
+  const char* group = packed_block(t, r0, i, sizeof(BlockQ4_1));
+  prefetch_stream(group, kPackRows * sizeof(BlockQ4_1), false);  // the near prefetches cost more than they gave
+  const auto* halves = reinterpret_cast<const uint16_t*>(group) + r0 % kPackRows;
+  const char* quads = group + 2 * kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t);
+  Q4_1LaneRows w;
+  for (int j = 0; j < 4; ++j) {
+    const VI quad = vi_load(quads + j * kPackRows * sizeof(int32_t));
+    w.lanes[j] = vi_low_nibbles(quad);
+    w.lanes[4 + j] = vi_high_nibbles(quad);
+  }
+  w.d = vr_load_f16(halves);
+  w.m = vr_load_f16(halves + kPackRows);
+  return w;
+}
+
+template <int CB, typename RowsOf>
+[[gnu::always_inline]] inline void q4_1_lane_block(const DotTile& t, RowsOf rows_of, int64_t r0, int64_t c0) {
+  const char* ap[CB];
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  const int64_t nb = t.n / kQK;
+  VR acc[CB][8], mins[CB];
+  for (int c = 0; c < CB; ++c) {
+    mins[c] = vr_zero();
+    for (int j = 0; j < 8; ++j) acc[c][j] = vr_zero();
+  }
+  for (int64_t i = 0; i < nb; ++i) {
+    const Q4_1LaneRows& w = rows_of(i);
+    const BlockQ8_1* x[CB];
+    VR d[CB];
+    for (int c = 0; c < CB; ++c) {
+      x[c] = reinterpret_cast<const BlockQ8_1*>(ap[c]) + i;
+      d[c] = vr_mul(w.d, vr_set1(half(x[c]->d)));
+      mins[c] = vr_fma(w.m, vr_set1(half(x[c]->s)), mins[c]);
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j)
+#pragma GCC unroll 4
+      for (int c = 0; c < CB; ++c) {
+        int32_t y4;
+        std::memcpy(&y4, x[c]->qs + 4 * j, sizeof y4);
+        acc[c][j] = vr_fma(d[c], vr_from_i32(vi_dot_u8v(vi_set1(0), w.lanes[j], vi_set1(y4))), acc[c][j]);
+      }
+  }
+  for (int c = 0; c < CB; ++c) {
+    const VR* a = acc[c];  // hsum_lanes8's tree, lane by lane, then the min sums
+    const VR lanes = vr_add(vr_add(vr_add(a[4], a[0]), vr_add(a[6], a[2])), vr_add(vr_add(a[5], a[1]), vr_add(a[7], a[3])));
+    store_row_lanes(t, r0, c0 + c, vr_add(lanes, mins[c]));
+  }
+}
+
+// Work memory: with several columns, the prepared row blocks.
+size_t q4_1_packed_work_size(const DotTile& t) { return t.cols == 1 ? 0 : prepared_bytes<Q4_1LaneRows>(t.n / kQK, 1); }
+
+void q4_1_packed(const DotTile& t) {
+  if (t.cols == 1) {  // decode: each block's registers straight from the weight stream
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes)
+      q4_1_lane_block<1>(t, [&](int64_t i) { return q4_1_packed_lane_rows(t, r0, i); }, r0, 0);
+    return;
+  }
+  TileWork work(t);
+  for_prepared_row_blocks<kRowLanes, Q4_1LaneRows, 2>(
+      t, work, t.n / kQK, 1, [&](const char* const*, int64_t r0, int64_t i, Q4_1LaneRows* out) { *out = q4_1_packed_lane_rows(t, r0, i); },
+      [&](auto cols, const Q4_1LaneRows* rows, int64_t r0, int64_t c0) {
+        q4_1_lane_block<decltype(cols)::value>(t, [rows](int64_t i) -> const Q4_1LaneRows& { return rows[i]; }, r0, c0);
       });
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cpu/cpu_features.h"
+#include "cpu/decode_tuning.h"
 #include "cpu/dot_float.h"
 #include "cpu/dot_quant.h"
 #include "cpu/host_buffer.h"
@@ -160,15 +161,15 @@ void dot_tile_unpacking(DType weight, DotOrder order, const DotTile& t) {
     group.packed = false;
     group.work = nullptr;  // the scalar dots of the file layout take none
     group.work_size = 0;
-    dot_tile(weight, order, group);
+    dot_tile_at(SimdLevel::kScalar, weight, order, group);
   }
 }
 
 }  // namespace
 
-size_t dot_tile_work_size(DType weight, DotOrder order, const DotTile& t) {
+size_t dot_tile_work_size_at(SimdLevel level, DType weight, DotOrder order, const DotTile& t) {
   order = tile_order(weight, order, t.n);
-  switch (simd_level()) {
+  switch (level) {
     case SimdLevel::kAvx512Bf16:
     case SimdLevel::kAvx512: return avx512::dot_tile_work_size(weight, order, t);
     case SimdLevel::kAvx2: return avx2::dot_tile_work_size(weight, order, t);
@@ -177,13 +178,21 @@ size_t dot_tile_work_size(DType weight, DotOrder order, const DotTile& t) {
   return t.packed ? unpacked_group_bytes(t) : 0;
 }
 
-void dot_tile(DType weight, DotOrder order, const DotTile& t) {
+size_t dot_tile_work_size(DType weight, DotOrder order, const DotTile& t) {
+  const size_t in_use = dot_tile_work_size_at(simd_level(), weight, order, t);
+  // One column may run on either form (decode_tuning.h): enough for both, so that no size
+  // depends on what the timing chose.
+  if (t.cols != 1 || simd_level() <= SimdLevel::kAvx2) return in_use;
+  return std::max(in_use, dot_tile_work_size_at(SimdLevel::kAvx2, weight, order, t));
+}
+
+void dot_tile_at(SimdLevel level, DType weight, DotOrder order, const DotTile& t) {
   order = tile_order(weight, order, t.n);
-  if (t.packed && simd_level() == SimdLevel::kScalar) return dot_tile_unpacking(weight, order, t);
-  switch (simd_level()) {
+  if (t.packed && level == SimdLevel::kScalar) return dot_tile_unpacking(weight, order, t);
+  switch (level) {
     case SimdLevel::kAvx512Bf16:
     case SimdLevel::kAvx512:
-      if (avx512::dot_tile(weight, order, t, simd_level() == SimdLevel::kAvx512Bf16)) return;
+      if (avx512::dot_tile(weight, order, t, level == SimdLevel::kAvx512Bf16)) return;
       break;
     case SimdLevel::kAvx2:
       if (avx2::dot_tile(weight, order, t)) return;
@@ -195,6 +204,10 @@ void dot_tile(DType weight, DotOrder order, const DotTile& t) {
       const float v = scalar_dot(weight, t.n, t.w + r * t.w_stride, t.a + c * t.a_stride, order);
       std::memcpy(t.out + r * t.out_row + c * t.out_col, &v, sizeof v);
     }
+}
+
+void dot_tile(DType weight, DotOrder order, const DotTile& t) {
+  dot_tile_at(t.cols == 1 ? decode_level(weight) : simd_level(), weight, order, t);
 }
 
 float dot(DType weight, int64_t n, const void* w, const void* a, DotOrder order) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cpu/cpu_features.h"
 #include "engine/dtype.h"
 
 namespace engine::cpu {
@@ -66,11 +67,15 @@ constexpr int64_t kShortDot = 128;
 inline bool short_dot(int64_t n) { return n <= kShortDot && n % 16 == 0; }
 
 // Every dot of the tile in `order` (column_order already applied: one order for all columns),
-// on the fastest instruction set in use; bit-identical to calling dot() for each.
+// on the instruction set in use (one column: the dtype's tuned form, decode_tuning.h);
+// bit-identical to calling dot() for each.
 void dot_tile(DType weight, DotOrder order, const DotTile& t);
-// Bytes of DotTile::work that dot_tile(weight, order, t) takes on the instruction set in use,
+// Bytes of DotTile::work that dot_tile(weight, order, t) takes, whichever form it runs on,
 // reading only t's shape (n, w_stride, rows, cols, packed); never less for more rows or columns.
 size_t dot_tile_work_size(DType weight, DotOrder order, const DotTile& t);
+// The same on a given instruction set (at most cpu_simd_level()): decode_tuning.cpp times the forms.
+void dot_tile_at(SimdLevel level, DType weight, DotOrder order, const DotTile& t);
+size_t dot_tile_work_size_at(SimdLevel level, DType weight, DotOrder order, const DotTile& t);
 
 // Forces the portable scalar code (true) or the fastest the CPU supports (false). The default
 // is the fastest unless the environment sets ENGINE_CPU_SCALAR=1. Meant for tests.

@@ -24,16 +24,6 @@ namespace {
 
 const SimdLevel kSimdLevels[] = {SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16};
 
-const char* level_name(SimdLevel l) {
-  switch (l) {
-    case SimdLevel::kScalar: return "scalar";
-    case SimdLevel::kAvx2: return "avx2";
-    case SimdLevel::kAvx512: return "avx512";
-    case SimdLevel::kAvx512Bf16: return "avx512bf16";
-  }
-  return "?";
-}
-
 // Restores the default level when a test ends.
 struct LevelGuard {
   ~LevelGuard() { set_cpu_features_override(false); }
@@ -65,17 +55,18 @@ Tile make_tile(DType type, int64_t n, int64_t rows, int64_t cols, uint32_t seed)
   return t;
 }
 
-// Runs with exactly the work memory dot_tile_work_size gives the tile.
-std::vector<float> run_tile(DType type, DotOrder order, const Tile& t, bool packed = false) {
+// Runs on `level` whatever form the decode timing chose (decode_tuning.h), with exactly the
+// work memory dot_tile_work_size_at gives the tile there.
+std::vector<float> run_tile(SimdLevel level, DType type, DotOrder order, const Tile& t, bool packed = false) {
   std::vector<float> out(t.rows * t.cols, std::numeric_limits<float>::quiet_NaN());
   DotTile tile{t.n, reinterpret_cast<const char*>(t.w.data()), t.w_row, t.rows,
                reinterpret_cast<const char*>(t.a.data()), t.a_row, t.cols, reinterpret_cast<char*>(out.data()),
                sizeof(float) * t.cols, sizeof(float), packed};
   HostBuffer work;
-  work.reserve(dot_tile_work_size(type, order, tile));
+  work.reserve(dot_tile_work_size_at(level, type, order, tile));
   tile.work = static_cast<char*>(work.data());
   tile.work_size = work.size();
-  dot_tile(type, order, tile);
+  dot_tile_at(level, type, order, tile);
   return out;
 }
 
@@ -96,12 +87,11 @@ void check_dtype(DType type, const std::vector<int64_t>& sizes) {
       for (DotOrder order : {DotOrder::kRow, DotOrder::kRowPadded, DotOrder::kBatch}) {
         const Tile t = make_tile(type, n, shape[0], shape[1], seed += 100);
         set_cpu_features_override(true);
-        const auto want = run_tile(type, order, t);
+        const auto want = run_tile(SimdLevel::kScalar, type, order, t);
         for (SimdLevel level : kSimdLevels) {
           if (level > cpu_simd_level()) continue;
-          set_simd_level_cap(level);
-          expect_same_bits(want, run_tile(type, order, t),
-                           std::string(dtype_name(type)) + " " + level_name(level) + " n=" + std::to_string(n) +
+          expect_same_bits(want, run_tile(level, type, order, t),
+                           std::string(dtype_name(type)) + " " + simd_level_name(level) + " n=" + std::to_string(n) +
                                " tile " + std::to_string(shape[0]) + "x" + std::to_string(shape[1]) + " order " +
                                std::to_string(static_cast<int>(order)));
         }
@@ -119,13 +109,12 @@ void check_packed(DType type, const std::vector<int64_t>& sizes) {
         Tile t = make_tile(type, n, rows, cols, seed += 100);
         const DotOrder order = cols == 1 ? DotOrder::kRow : DotOrder::kBatch;
         set_cpu_features_override(true);
-        const auto want = run_tile(type, order, t);
+        const auto want = run_tile(SimdLevel::kScalar, type, order, t);
         pack_rows(type, n, rows, t.w.data());
         for (SimdLevel level : {SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16}) {
           if (level > cpu_simd_level()) continue;
-          set_simd_level_cap(level);
-          expect_same_bits(want, run_tile(type, order, t, true),
-                           std::string(dtype_name(type)) + " packed " + level_name(level) + " n=" + std::to_string(n) +
+          expect_same_bits(want, run_tile(level, type, order, t, true),
+                           std::string(dtype_name(type)) + " packed " + simd_level_name(level) + " n=" + std::to_string(n) +
                                " tile " + std::to_string(rows) + "x" + std::to_string(cols));
         }
       }
@@ -153,6 +142,7 @@ TEST(SimdParity, Q8_0Dots) { check_dtype(DType::Q8_0, kLegacySizes); }
 TEST(SimdParity, Q4_0Dots) { check_dtype(DType::Q4_0, kLegacySizes); }
 TEST(SimdParity, Q8_0PackedDots) { check_packed(DType::Q8_0, kLegacySizes); }
 TEST(SimdParity, Q4_0PackedDots) { check_packed(DType::Q4_0, kLegacySizes); }
+TEST(SimdParity, Q4_1PackedDots) { check_packed(DType::Q4_1, kLegacySizes); }
 TEST(SimdParity, Q4_KPackedDots) { check_packed(DType::Q4_K, kKSizes); }
 TEST(SimdParity, Q6_KPackedDots) { check_packed(DType::Q6_K, kKSizes); }
 TEST(SimdParity, Q5_0Dots) { check_dtype(DType::Q5_0, kLegacySizes); }
@@ -181,7 +171,7 @@ TEST(SimdParity, BF16DenormalsFlushLikeTheInstruction) {
     for (SimdLevel level : kSimdLevels) {
       if (level > cpu_simd_level()) continue;
       set_simd_level_cap(level);
-      EXPECT_EQ(bits(want), bits(dot(DType::BF16, 256, w.data(), a.data(), order))) << level_name(level);
+      EXPECT_EQ(bits(want), bits(dot(DType::BF16, 256, w.data(), a.data(), order))) << simd_level_name(level);
     }
   }
 }
@@ -203,7 +193,7 @@ TEST(SimdParity, ActivationQuantizers) {
       set_simd_level_cap(level);
       std::fill(got.begin(), got.end(), 0xAB);
       quantize_activation(weight, x.data(), got.data(), n);
-      EXPECT_EQ(0, std::memcmp(want.data(), got.data(), bytes)) << dtype_name(vec_dot_type(weight)) << " " << level_name(level);
+      EXPECT_EQ(0, std::memcmp(want.data(), got.data(), bytes)) << dtype_name(vec_dot_type(weight)) << " " << simd_level_name(level);
     }
   }
 }
@@ -224,7 +214,7 @@ TEST(SimdParity, F16ActivationsConvertLikeFp32ToFp16) {
     std::fill(got.begin(), got.end(), 0xABCD);
     quantize_activation(DType::F16, x.data(), got.data(), static_cast<int64_t>(x.size()));
     for (size_t i = 0; i < x.size(); ++i)
-      EXPECT_EQ(want[i], got[i]) << level_name(level) << " element " << i << " = " << x[i];
+      EXPECT_EQ(want[i], got[i]) << simd_level_name(level) << " element " << i << " = " << x[i];
   }
 }
 
@@ -244,10 +234,10 @@ TEST(SimdParity, VectorExpAndSilu) {
   for (SimdLevel level : kSimdLevels) {
     if (level > cpu_simd_level()) continue;
     set_simd_level_cap(level);
-    EXPECT_EQ(exp_shifted_lanes(x.data(), shift, got.data(), static_cast<int64_t>(x.size())), want_sum) << level_name(level);
-    expect_same_bits(want_exp, got, std::string("exp ") + level_name(level));
+    EXPECT_EQ(exp_shifted_lanes(x.data(), shift, got.data(), static_cast<int64_t>(x.size())), want_sum) << simd_level_name(level);
+    expect_same_bits(want_exp, got, std::string("exp ") + simd_level_name(level));
     silu_lanes(x.data(), got.data(), static_cast<int64_t>(x.size()));
-    expect_same_bits(want_silu, got, std::string("silu ") + level_name(level));
+    expect_same_bits(want_silu, got, std::string("silu ") + simd_level_name(level));
   }
 }
 

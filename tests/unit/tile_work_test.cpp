@@ -1,6 +1,7 @@
-// A dot tile's work memory: dot_tile_work_size is exactly what dot_tile takes, for every weight
-// dtype, order and instruction set, in tile shapes mul_mat and the fused attention give it
-// (packed weights included): the tile runs on that many bytes and throws on a piece fewer.
+// A dot tile's work memory: dot_tile_work_size_at is exactly what dot_tile_at takes, for every
+// weight dtype, order and instruction set, in tile shapes mul_mat and the fused attention give it
+// (packed weights included): the tile runs on that many bytes and throws on a piece fewer; and
+// dot_tile_work_size covers whichever form a one-column tile runs on (decode_tuning.h).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -33,18 +34,14 @@ struct ZeroTile {
                    reinterpret_cast<char*>(out.data()), sizeof(float), sizeof(float) * rows, packed};
   }
 
-  void run(DType type, DotOrder order, size_t work_size) {
+  void run(SimdLevel level, DType type, DotOrder order, size_t work_size) {
     HostBuffer work;
     work.reserve(work_size);
     tile.work = static_cast<char*>(work.data());
     tile.work_size = work_size;
-    dot_tile(type, order, tile);
+    dot_tile_at(level, type, order, tile);
   }
 };
-
-bool has_packed_layout(DType type) {
-  return type == DType::Q4_0 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q6_K;
-}
 
 TEST(TileWork, DotTileWorkSizeIsWhatTheTileTakes) {
   LevelGuard guard;
@@ -64,14 +61,18 @@ TEST(TileWork, DotTileWorkSizeIsWhatTheTileTakes) {
               if (level > cpu_simd_level()) continue;
               set_simd_level_cap(level);
               ZeroTile t(type, n, shape[0], shape[1], packed);
-              const size_t need = dot_tile_work_size(type, order, t.tile);
+              const size_t need = dot_tile_work_size_at(level, type, order, t.tile);
               const std::string what = std::string(dtype_name(type)) + (packed ? " packed" : "") + " n=" + std::to_string(n) +
                                        " " + std::to_string(shape[0]) + "x" + std::to_string(shape[1]) + " order " +
                                        std::to_string(static_cast<int>(order)) + " level " + std::to_string(static_cast<int>(level));
               EXPECT_EQ(need % kWorkAlign, 0u) << what;
-              EXPECT_NO_THROW(t.run(type, order, need)) << what;
+              EXPECT_NO_THROW(t.run(level, type, order, need)) << what;
               if (need > 0) {
-                EXPECT_THROW(t.run(type, order, need - kWorkAlign), Error) << what;
+                EXPECT_THROW(t.run(level, type, order, need - kWorkAlign), Error) << what;
+              }
+              if (shape[1] == 1 && level >= SimdLevel::kAvx2) {
+                EXPECT_GE(dot_tile_work_size(type, order, t.tile), dot_tile_work_size_at(SimdLevel::kAvx2, type, order, t.tile)) << what;
+                EXPECT_GE(dot_tile_work_size(type, order, t.tile), need) << what;
               }
               checked += need > 0;
             }

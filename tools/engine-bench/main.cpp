@@ -122,6 +122,16 @@ void run(const BenchOptions& opt, const std::string& format, const std::optional
 }
 
 
+// --tune: the form each dtype's decode products run on, and what each form streamed when timed.
+void print_decode_forms(const std::vector<engine::CpuDecodeForm>& forms) {
+  const std::string path = engine::cpu_decode_forms_path();
+  std::printf("CPU decode forms (%s)\n\n| dtype | form | avx2 GB/s | avx512 GB/s |\n|---|---|---:|---:|\n",
+              path.empty() ? "not cached: no cache folder" : path.c_str());
+  for (const auto& f : forms)
+    std::printf("| %s | %s | %.1f | %.1f |\n", std::string(engine::dtype_name(f.weight)).c_str(), f.form.c_str(), f.avx2_gbs, f.avx512_gbs);
+  std::printf("\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -174,14 +184,19 @@ int main(int argc, char** argv) {
                  "hardware profile the predictions use (engine-cost --hw list, or a --calibrate file; default: the device's)")
       ->check(tool_cli::checked_by(cost::check_hardware_name, "PROFILE"))
       ->excludes(calibrate_opt);
+  bool tune = false;
+  app.add_flag("--tune", tune,
+               "time the CPU backend's AVX2 and AVX-512 decode forms of every weight dtype now, keep the faster "
+               "of each (cached per CPU model; first use does this by itself), print them; then run any -m given");
   if (const auto exit_code = tool_cli::parse(app, argc, argv, "engine-bench")) return *exit_code;
   if (list_devices) return tool_cli::print_devices();
+
   if (!calibrate_path.empty() && !calibrate_path.ends_with(".json")) {
     std::fprintf(stderr, "engine-bench: error: --calibrate: '%s' must end in .json (engine-cost --hw reads it by that)\n",
                  calibrate_path.c_str());
     return 1;
   }
-  if (opt.models.empty() && calibrate_path.empty()) {
+  if (opt.models.empty() && calibrate_path.empty() && !tune) {
     std::fprintf(stderr, "engine-bench: error: --model is required\n");
     return 1;
   }
@@ -189,6 +204,7 @@ int main(int argc, char** argv) {
   if (opt.threads == 0) opt.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   spdlog::set_level(spdlog::level::warn);
   try {
+    if (tune) print_decode_forms(engine::cpu_decode_forms(true));
     std::optional<cost::HardwareProfile> profile;
     if (!calibrate_path.empty()) profile = calibrate(opt, calibrate_path);
     if (!hardware.empty()) profile = cost::hardware_profile(hardware, opt.threads, cost::OpProbe{opt.backend, opt.device});

@@ -1,0 +1,266 @@
+// Timing each dtype's decode forms on this machine, and the per-CPU cache file of the choice.
+#include "cpu/decode_tuning.h"
+
+#include <spdlog/spdlog.h>
+#include <immintrin.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "cpu/cpu_device.h"
+#include "cpu/repack.h"
+#include "cpu/vec_dot.h"
+#include "cpu/work_memory.h"
+#include "engine/backend.h"
+#include "engine/host_memory.h"
+#include "engine/quants.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define ENGINE_SANITIZED_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define ENGINE_SANITIZED_BUILD 1
+#endif
+#endif
+#ifndef ENGINE_SANITIZED_BUILD
+#define ENGINE_SANITIZED_BUILD 0
+#endif
+
+namespace engine::cpu {
+namespace {
+
+constexpr const char* kHeader = "engine cpu decode forms 1";
+constexpr int64_t kTimedK = 4096;              // elements per weight row, as in a 1B-8B model
+constexpr size_t kTimedBytes = size_t{32} << 20;  // weight bytes per timing
+constexpr int kTimedPasses = 3;                // the fastest of these after one to warm up, each from memory
+
+// Chosen forms by DType id (ids are below 32); kAvx512Bf16 stands for the best level in use.
+struct ChosenForm {
+  std::atomic<SimdLevel> level{SimdLevel::kAvx512Bf16};
+};
+std::array<ChosenForm, 32>& chosen() {
+  static std::array<ChosenForm, 32> forms;
+  return forms;
+}
+
+std::mutex& forms_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::vector<DecodeForm>& timed_forms() {  // the figures behind the choice, under forms_mutex
+  static std::vector<DecodeForm> forms;
+  return forms;
+}
+
+std::vector<DType> decode_dtypes() {
+  std::vector<DType> types;
+  for (uint32_t id = 0; id < 32; ++id)
+    if (const auto t = dtype_from_gguf(id); t && dot_supported(*t)) types.push_back(*t);
+  return types;
+}
+
+// Decode streams its weights from memory: so does each timed pass.
+void flush_from_caches(const HostMemory& w) {
+  for (size_t o = 0; o < w.size(); o += 64) _mm_clflush(w.data() + o);
+  _mm_mfence();
+}
+
+// Weight bytes per second of one-column products over kTimedBytes of `weight` on `level`.
+double time_form(DType weight, SimdLevel level, const HostMemory& w, int64_t rows, const void* act, std::vector<float>& out) {
+  const bool packed = has_packed_layout(weight);
+  DotTile t{kTimedK, reinterpret_cast<const char*>(w.data()), row_bytes(weight, kTimedK), rows,
+            static_cast<const char*>(act), row_bytes(vec_dot_type(weight), kTimedK), 1,
+            reinterpret_cast<char*>(out.data()), sizeof(float), 0, packed};
+  std::vector<char> work(dot_tile_work_size_at(level, weight, DotOrder::kRow, t) + kWorkAlign);
+  t.work = work.data() + (kWorkAlign - reinterpret_cast<uintptr_t>(work.data()) % kWorkAlign) % kWorkAlign;
+  t.work_size = work.size() - kWorkAlign;
+  double best = 0;
+  for (int pass = 0; pass <= kTimedPasses; ++pass) {
+    flush_from_caches(w);
+    const auto start = std::chrono::steady_clock::now();
+    dot_tile_at(level, weight, DotOrder::kRow, t);
+    const std::chrono::duration<double> s = std::chrono::steady_clock::now() - start;
+    if (pass > 0) best = std::max(best, static_cast<double>(rows * t.w_stride) / s.count() / 1e9);
+  }
+  return best;
+}
+
+// Times the forms of `weight`: AVX2 and the best AVX-512 level of this CPU.
+DecodeForm time_forms(DType weight) {
+  const int64_t row_size = static_cast<int64_t>(row_bytes(weight, kTimedK));
+  const int64_t rows = std::max<int64_t>(kPackRows, static_cast<int64_t>(kTimedBytes) / row_size / kPackRows * kPackRows);
+  std::vector<float> x(kTimedK);
+  uint32_t state = 12345;
+  for (float& v : x) {
+    state = state * 1664525u + 1013904223u;
+    v = static_cast<float>(state >> 8) / 16777216.0f - 0.5f;
+  }
+  HostMemory w(static_cast<size_t>(rows * row_size));
+  quantize_row(weight, x.data(), w.data(), kTimedK);
+  for (int64_t r = 1; r < rows; ++r) std::memcpy(w.data() + r * row_size, w.data(), static_cast<size_t>(row_size));
+  if (has_packed_layout(weight)) pack_rows(weight, kTimedK, rows, w.data());
+  std::vector<char> act(row_bytes(vec_dot_type(weight), kTimedK));
+  quantize_activation(weight, x.data(), act.data(), kTimedK);
+  std::vector<float> out(static_cast<size_t>(rows));
+  DecodeForm form{weight, cpu_simd_level()};
+  form.avx2_gbs = time_form(weight, SimdLevel::kAvx2, w, rows, act.data(), out);
+  form.avx512_gbs = time_form(weight, cpu_simd_level(), w, rows, act.data(), out);
+  form.level = form.avx2_gbs > form.avx512_gbs ? SimdLevel::kAvx2 : cpu_simd_level();
+  return form;
+}
+
+void apply(const std::vector<DecodeForm>& forms) {
+  for (const DecodeForm& f : forms) chosen()[static_cast<uint32_t>(f.weight)].level.store(f.level);
+  std::lock_guard lock(forms_mutex());
+  timed_forms() = forms;
+}
+
+std::string cache_file_name(std::string model) {
+  for (char& c : model)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '-';
+  return "cpu-decode-" + model + ".txt";
+}
+
+// Writes through a file of its own and a rename, so a process reading it never sees half of it.
+void write_cache(const std::string& path, const std::vector<DecodeForm>& forms) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  const std::string temp = path + ".tmp" + std::to_string(getpid());
+  {
+    std::ofstream out(temp);
+    out << decode_tuning_text(forms);
+    if (!out.flush()) {
+      spdlog::info("cpu: could not write the decode forms to {}; they will be timed again next time", path);
+      std::filesystem::remove(temp, ec);
+      return;
+    }
+  }
+  std::filesystem::rename(temp, path, ec);
+  if (ec) std::filesystem::remove(temp, ec);
+}
+
+}  // namespace
+
+SimdLevel decode_level(DType weight) {
+  const auto id = static_cast<uint32_t>(weight);
+  return std::min(id < 32 ? chosen()[id].level.load(std::memory_order_relaxed) : SimdLevel::kAvx512Bf16, simd_level());
+}
+
+std::string decode_tuning_text(const std::vector<DecodeForm>& forms) {
+  std::ostringstream text;
+  text << kHeader << "\ncpu " << cpu_model_name() << "\n";
+  for (const DecodeForm& f : forms)
+    text << dtype_name(f.weight) << ' ' << simd_level_name(f.level) << ' ' << f.avx2_gbs << ' ' << f.avx512_gbs << "\n";
+  return text.str();
+}
+
+std::optional<std::vector<DecodeForm>> parse_decode_tuning(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line) || line != kHeader) return std::nullopt;
+  if (!std::getline(in, line) || line != "cpu " + cpu_model_name()) return std::nullopt;
+  std::vector<DecodeForm> forms;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string type_name, level_name, rest;
+    DecodeForm f{};
+    if (!(fields >> type_name >> level_name >> f.avx2_gbs >> f.avx512_gbs) || (fields >> rest)) return std::nullopt;
+    const auto type = dtype_from_name(type_name);
+    const auto level = simd_level_from_name(level_name);
+    const auto same_type = [&](const DecodeForm& other) { return type && other.weight == *type; };
+    if (!type || !dot_supported(*type) || std::any_of(forms.begin(), forms.end(), same_type) || !level ||
+        *level < SimdLevel::kAvx2 || *level > cpu_simd_level() || !std::isfinite(f.avx2_gbs) || !std::isfinite(f.avx512_gbs))
+      return std::nullopt;
+    f.weight = *type;
+    f.level = *level;
+    forms.push_back(f);
+  }
+  if (forms.size() != decode_dtypes().size()) return std::nullopt;
+  return forms;
+}
+
+std::string decode_tuning_path() {
+  if (const char* file = std::getenv("ENGINE_CPU_TUNE_FILE"); file && *file) return file;
+  std::filesystem::path dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    dir = xdg;
+  else if (const char* home = std::getenv("HOME"); home && *home)
+    dir = std::filesystem::path(home) / ".cache";
+  else
+    return "";
+  return (dir / "engine" / cache_file_name(cpu_model_name())).string();
+}
+
+std::vector<DecodeForm> tune_decode_forms() {
+  std::vector<DecodeForm> forms;
+  if (cpu_simd_level() < SimdLevel::kAvx512) return forms;
+  for (DType t : decode_dtypes()) forms.push_back(time_forms(t));
+  apply(forms);
+  if (const std::string path = decode_tuning_path(); !path.empty()) write_cache(path, forms);
+  return forms;
+}
+
+void ensure_decode_tuning() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* env = std::getenv("ENGINE_CPU_TUNE");
+    if (ENGINE_SANITIZED_BUILD || (env && std::string(env) == "0") || simd_level() < SimdLevel::kAvx512) return;
+    const std::string path = decode_tuning_path();
+    if (!path.empty()) {
+      std::ifstream in(path);
+      std::stringstream text;
+      text << in.rdbuf();
+      if (const auto forms = parse_decode_tuning(text.str())) {
+        apply(*forms);
+        return;
+      }
+    }
+    const auto start = std::chrono::steady_clock::now();
+    tune_decode_forms();
+    const std::chrono::duration<double> s = std::chrono::steady_clock::now() - start;
+    spdlog::info("cpu: decode forms timed in {:.2f} s, kept in {}", s.count(), path.empty() ? "no file" : path);
+  });
+}
+
+std::vector<DecodeForm> decode_forms() {
+  std::vector<DecodeForm> forms;
+  {
+    std::lock_guard lock(forms_mutex());
+    forms = timed_forms();
+  }
+  if (forms.empty())
+    for (DType t : decode_dtypes()) forms.push_back(DecodeForm{t, decode_level(t)});
+  for (DecodeForm& f : forms) f.level = decode_level(f.weight);
+  return forms;
+}
+
+}  // namespace engine::cpu
+
+namespace engine {
+
+std::vector<CpuDecodeForm> cpu_decode_forms(bool retime) {
+  if (retime)
+    cpu::tune_decode_forms();
+  else
+    cpu::ensure_decode_tuning();
+  std::vector<CpuDecodeForm> forms;
+  for (const cpu::DecodeForm& f : cpu::decode_forms())
+    forms.push_back(CpuDecodeForm{f.weight, cpu::simd_level_name(f.level), f.avx2_gbs, f.avx512_gbs});
+  return forms;
+}
+
+std::string cpu_decode_forms_path() { return cpu::decode_tuning_path(); }
+
+}  // namespace engine

@@ -1,0 +1,46 @@
+#pragma once
+// Which SIMD form runs each weight dtype's one-column products (decode), chosen by timing the
+// forms on the machine itself, not by the CPU's name: where a CPU splits 512-bit operations into
+// two 256-bit halves (AMD Zen 4) a dtype's AVX2 form can outrun its AVX-512 one, elsewhere the
+// reverse. Every form gives the same bits (cpu_features.h), so the choice changes speed only.
+// It is kept per CPU model in a small file, so only the first run on a machine pays the timing.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cpu/cpu_features.h"
+#include "engine/dtype.h"
+
+namespace engine::cpu {
+
+// A dtype's form and how fast each candidate streamed its weights when timed (0: not timed).
+struct DecodeForm {
+  DType weight;
+  SimdLevel level;
+  double avx2_gbs = 0, avx512_gbs = 0;
+};
+
+// The level one-column products of `weight` run on: its chosen form, capped by simd_level().
+SimdLevel decode_level(DType weight);
+
+// Chooses the forms once per process: from this CPU's cache file, else by timing them (about a
+// second) and writing the file. Leaves every dtype on simd_level() where there is no choice (no
+// AVX-512), where ENGINE_CPU_TUNE=0, and in sanitized builds (their timings say nothing).
+void ensure_decode_tuning();
+
+// Times every dtype's forms now, keeps the fastest of each and rewrites the cache file.
+std::vector<DecodeForm> tune_decode_forms();
+
+// The forms in use, one per dtype with a CPU dot product.
+std::vector<DecodeForm> decode_forms();
+
+// The cache file's text for `forms`, and the forms read back from such a text (nullopt when it is
+// not one, or names a form this CPU lacks: the file is then timed anew and rewritten).
+std::string decode_tuning_text(const std::vector<DecodeForm>& forms);
+std::optional<std::vector<DecodeForm>> parse_decode_tuning(const std::string& text);
+
+// Where the choice is cached: ENGINE_CPU_TUNE_FILE, else $XDG_CACHE_HOME (or ~/.cache)
+// /engine/cpu-decode-<CPU model>.txt; empty when there is no such folder to use.
+std::string decode_tuning_path();
+
+}  // namespace engine::cpu

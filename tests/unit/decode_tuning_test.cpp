@@ -1,0 +1,92 @@
+// The decode forms' choice by timing (kernels/cpu/decode_tuning.h): it keeps the faster form of
+// each dtype, writes a cache file that reads back the same, and refuses a cache file it cannot use.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+#include "cpu/cpu_features.h"
+#include "cpu/decode_tuning.h"
+#include "cpu/vec_dot.h"
+
+namespace engine::cpu {
+namespace {
+
+std::vector<DecodeForm> some_forms() {
+  std::vector<DecodeForm> forms;
+  for (uint32_t id = 0; id < 32; ++id)
+    if (const auto t = dtype_from_gguf(id); t && dot_supported(*t))
+      forms.push_back(DecodeForm{*t, id % 2 ? SimdLevel::kAvx2 : cpu_simd_level(), 10.0 + id, 20.5 + id});
+  return forms;
+}
+
+TEST(DecodeTuning, CacheTextReadsBackTheSameForms) {
+  if (cpu_simd_level() < SimdLevel::kAvx2) GTEST_SKIP() << "no SIMD forms on this CPU";
+  const auto forms = some_forms();
+  const auto back = parse_decode_tuning(decode_tuning_text(forms));
+  ASSERT_TRUE(back.has_value());
+  ASSERT_EQ(back->size(), forms.size());
+  for (size_t i = 0; i < forms.size(); ++i) {
+    EXPECT_EQ((*back)[i].weight, forms[i].weight);
+    EXPECT_EQ((*back)[i].level, forms[i].level) << dtype_name(forms[i].weight);
+    EXPECT_DOUBLE_EQ((*back)[i].avx2_gbs, forms[i].avx2_gbs);
+    EXPECT_DOUBLE_EQ((*back)[i].avx512_gbs, forms[i].avx512_gbs);
+  }
+}
+
+TEST(DecodeTuning, CacheTextItCannotUseIsRefused) {
+  if (cpu_simd_level() < SimdLevel::kAvx2) GTEST_SKIP() << "no SIMD forms on this CPU";
+  const std::string good = decode_tuning_text(some_forms());
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string text = good;
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return text.replace(at, from.size(), to);
+  };
+  const std::string first_line = good.substr(0, good.find('\n'));
+  const std::string dtype_line = "\nf16 ";
+  EXPECT_FALSE(parse_decode_tuning(""));
+  EXPECT_FALSE(parse_decode_tuning(replaced(first_line, "engine cpu decode forms 0"))) << "another format";
+  EXPECT_FALSE(parse_decode_tuning(replaced("\ncpu ", "\ncpu another "))) << "another CPU";
+  EXPECT_FALSE(parse_decode_tuning(replaced(dtype_line, "\nq9_9 "))) << "unknown dtype";
+  EXPECT_FALSE(parse_decode_tuning(replaced(dtype_line, "\nq8_K "))) << "a dtype with no dot";
+  EXPECT_FALSE(parse_decode_tuning(good.substr(0, good.rfind('\n', good.size() - 2) + 1))) << "a dtype missing";
+  EXPECT_FALSE(parse_decode_tuning(good + "f16 avx2 1 2\n")) << "a dtype twice";
+  EXPECT_FALSE(parse_decode_tuning(replaced(" avx2 ", " scalar "))) << "not a SIMD form";
+  EXPECT_FALSE(parse_decode_tuning(replaced(" avx2 ", " avx9 "))) << "unknown form";
+  EXPECT_FALSE(parse_decode_tuning(replaced(" 11 ", " nan "))) << "a figure not finite";
+  EXPECT_FALSE(parse_decode_tuning(replaced(" 11 ", " 11 extra "))) << "a field too many";
+  if (cpu_simd_level() < SimdLevel::kAvx512Bf16) {
+    EXPECT_FALSE(parse_decode_tuning(replaced(" avx2 ", " avx512-bf16 "))) << "a form this CPU lacks";
+  }
+}
+
+TEST(DecodeTuning, KeepsTheFasterFormOfEachDtypeAndCachesIt) {
+  if (cpu_simd_level() < SimdLevel::kAvx512) GTEST_SKIP() << "no AVX-512: one form per dtype, nothing to time";
+  const std::string path = (std::filesystem::temp_directory_path() / ("engine-tune-" + std::to_string(getpid()) + ".txt")).string();
+  ASSERT_EQ(setenv("ENGINE_CPU_TUNE_FILE", path.c_str(), 1), 0);
+  const auto forms = tune_decode_forms();
+  unsetenv("ENGINE_CPU_TUNE_FILE");
+  ASSERT_EQ(forms.size(), some_forms().size());
+  for (const DecodeForm& f : forms) {
+    EXPECT_GT(f.avx2_gbs, 0) << dtype_name(f.weight);
+    EXPECT_GT(f.avx512_gbs, 0) << dtype_name(f.weight);
+    EXPECT_EQ(f.level, f.avx2_gbs > f.avx512_gbs ? SimdLevel::kAvx2 : cpu_simd_level()) << dtype_name(f.weight);
+    EXPECT_EQ(decode_level(f.weight), std::min(f.level, simd_level())) << dtype_name(f.weight);
+  }
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::filesystem::remove(path);
+  const auto cached = parse_decode_tuning(text.str());
+  ASSERT_TRUE(cached.has_value()) << path << ":\n" << text.str();
+  for (size_t i = 0; i < forms.size(); ++i) EXPECT_EQ((*cached)[i].level, forms[i].level);
+}
+
+}  // namespace
+}  // namespace engine::cpu
