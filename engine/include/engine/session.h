@@ -81,8 +81,8 @@ class Session {
   int64_t n_past() const { return n_past_; }
   int64_t n_vocab() const { return model_->hparams().n_vocab; }
 
-  // Runs `tokens` after the cached ones (in steps of n_ubatch) and returns the logits of
-  // the last one. Throws Error when the context cannot hold them.
+  // Runs `tokens` after the cached ones (in steps of n_ubatch) and returns the logits of the last one (the
+  // session's memory: valid until its next step or its end). Throws Error when the context cannot hold them.
   std::span<const float> prefill(std::span<const int32_t> tokens);
   // Runs one token; returns its logits.
   std::span<const float> decode(int32_t token);
