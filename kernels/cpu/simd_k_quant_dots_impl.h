@@ -736,7 +736,7 @@ void q5_K_column_block(const DotTile& t, int64_t r0) {
   }
 }
 
-constexpr int kQ5KColumnRegs = 8 / kLaneRows;  // four rows per pass  // four rows per pass  // four rows per pass
+constexpr int kQ5KColumnRegs = 8 / kLaneRows;  // eight rows per pass
 
 void q5_K_column(const DotTile& t) {
   for (int64_t r0 = 0; r0 < t.rows; r0 += kQ5KColumnRegs * kLaneRows) q5_K_column_block<kQ5KColumnRegs>(t, r0);

@@ -202,6 +202,12 @@ inline void store_row_lanes(const DotTile& t, int64_t r0, int64_t c, VR v) {
   for (int r = 0; r < kRowLanes; ++r) store_out(t, r0 + r, c, out[r]);
 }
 
+// Each row's eight lanes summed in hsum_lanes8's tree, the lanes being registers a[0..7] (one
+// lane of kRowLanes rows each).
+inline VR lane_tree(const VR* a) {
+  return vr_add(vr_add(vr_add(a[4], a[0]), vr_add(a[6], a[2])), vr_add(vr_add(a[5], a[1]), vr_add(a[7], a[3])));
+}
+
 // Q8_0 GEMM in the same eight-lane order, each register holding one lane of kRowLanes rows:
 // block i's lane j is dword j of every row (the packed layout stores it so; file rows are
 // transposed once per row group), so a column's eight lane dots per block are eight
@@ -277,10 +283,7 @@ template <int CB, typename RowsOf>
         acc[c][j] = vr_fma(d[c], vr_from_i32(lane), acc[c][j]);
       }
   }
-  for (int c = 0; c < CB; ++c) {
-    const VR* a = acc[c];  // hsum_lanes8's tree, lane by lane
-    store_row_lanes(t, r0, c0 + c, vr_add(vr_add(vr_add(a[4], a[0]), vr_add(a[6], a[2])), vr_add(vr_add(a[5], a[1]), vr_add(a[7], a[3]))));
-  }
+  for (int c = 0; c < CB; ++c) store_row_lanes(t, r0, c0 + c, lane_tree(acc[c]));
 }
 
 // Work memory: the activation table, then (unless each block's registers come straight from the
@@ -370,11 +373,7 @@ template <int CB, typename RowsOf>
         acc[c][j] = vr_fma(d[c], vr_from_i32(vi_dot_u8v(vi_set1(0), w.lanes[j], vi_set1(y4))), acc[c][j]);
       }
   }
-  for (int c = 0; c < CB; ++c) {
-    const VR* a = acc[c];  // hsum_lanes8's tree, lane by lane, then the min sums
-    const VR lanes = vr_add(vr_add(vr_add(a[4], a[0]), vr_add(a[6], a[2])), vr_add(vr_add(a[5], a[1]), vr_add(a[7], a[3])));
-    store_row_lanes(t, r0, c0 + c, vr_add(lanes, mins[c]));
-  }
+  for (int c = 0; c < CB; ++c) store_row_lanes(t, r0, c0 + c, vr_add(lane_tree(acc[c]), mins[c]));
 }
 
 // Work memory: with several columns, the prepared row blocks.
