@@ -14,6 +14,28 @@ namespace {
 
 constexpr size_t kScaleBytes = kPackRows * sizeof(uint16_t);
 
+// The K-quant layouts: the block's first `dwords` 4-byte pieces of the group's rows side by side
+// (a row per 32-bit lane), then the rows in pairs: `pieces` 32-byte pieces of the block from byte
+// pieces_from on, the two rows' pieces alternating, then each tail field of the two side by side.
+struct KLayout {
+  size_t dwords, pieces_from, pieces;
+  struct Field {
+    size_t from, size;
+  } tail[2];
+};
+constexpr KLayout kQ4KLayout{36, 0, 0, {}};
+constexpr KLayout kQ5KLayout{4, 16, 5, {}};                 // d, dmin, scales; qh, qs
+constexpr KLayout kQ6KLayout{0, 0, 6, {{192, 16}, {208, 2}}};  // ql, qh; scales; d
+
+const KLayout* k_layout(DType type) {
+  switch (type) {
+    case DType::Q4_K: return &kQ4KLayout;
+    case DType::Q5_K: return &kQ5KLayout;
+    case DType::Q6_K: return &kQ6KLayout;
+    default: return nullptr;
+  }
+}
+
 // Moves one group between the layouts: to_packed, file rows `rows` -> `packed`; else back.
 void convert_group(DType type, int64_t k, char* rows, char* packed, bool to_packed) {
   const size_t bb = dtype_info(type).block_bytes, row = row_bytes(type, k);
@@ -22,16 +44,17 @@ void convert_group(DType type, int64_t k, char* rows, char* packed, bool to_pack
     char* pack = packed + i * kPackRows * bb;
     for (int64_t r = 0; r < kPackRows; ++r) {
       char* file = rows + r * row + i * bb;
-      if (type == DType::Q4_K) {  // dword c of each row side by side
-        for (size_t c = 0; c < bb / 4; ++c) move(file + 4 * c, pack + (c * kPackRows + r) * 4, 4);
-        continue;
-      }
-      if (type == DType::Q6_K) {  // row pairs, their fields interleaved 32 (scales 16, d 2) bytes at a time
-        char* pair = pack + (r / 2) * 2 * bb;
-        const int64_t p = r % 2;
-        for (int j = 0; j < 6; ++j) move(file + 32 * j, pair + 64 * j + 32 * p, 32);  // ql[0..127], qh[0..63]
-        move(file + 192, pair + 384 + 16 * p, 16);                                     // scales
-        move(file + 208, pair + 416 + 2 * p, 2);                                       // d
+      if (const KLayout* kl = k_layout(type)) {
+        for (size_t c = 0; c < kl->dwords; ++c) move(file + 4 * c, pack + (c * kPackRows + r) * 4, 4);
+        const size_t pair_bytes = 2 * (bb - 4 * kl->dwords);
+        char* pair = pack + kl->dwords * kPackRows * 4 + (r / 2) * pair_bytes;
+        const size_t p = r % 2;
+        for (size_t j = 0; j < kl->pieces; ++j) move(file + kl->pieces_from + 32 * j, pair + 64 * j + 32 * p, 32);
+        size_t at = 64 * kl->pieces;
+        for (const auto& field : kl->tail) {
+          move(file + field.from, pair + at + field.size * p, field.size);
+          at += 2 * field.size;
+        }
         continue;
       }
       // Q4_0, Q8_0: the scale, then dword j of the levels; Q4_1: the scale, the min, then the same.
@@ -47,7 +70,8 @@ void convert_group(DType type, int64_t k, char* rows, char* packed, bool to_pack
 }  // namespace
 
 bool has_packed_layout(DType type) {
-  return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q6_K;
+  return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q5_K ||
+         type == DType::Q6_K;
 }
 
 bool packable(const Tensor& w) {

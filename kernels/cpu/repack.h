@@ -7,6 +7,9 @@
 //   Q4_0: the kPackRows f16 scales, then for j = 0..3 the j-th 4 bytes of each row's nibbles.
 //   Q4_1: the kPackRows f16 scales, the kPackRows f16 mins, then the nibbles as Q4_0's.
 //   Q4_K: for c = 0..35 the c-th 4 bytes of each row's super-block.
+//   Q5_K: for c = 0..3 the c-th 4 bytes (d and dmin, the scales) of each row's super-block as
+//         Q4_K's, then the rows in pairs; per pair the two rows' 32-byte pieces of qh then qs
+//         alternate.
 //   Q6_K: rows in pairs; per pair the two rows' 32-byte pieces of ql then qh alternate, then
 //         their 16 scales, then their two d.
 #include <cstdint>
@@ -21,7 +24,7 @@ constexpr int64_t kPackRows = 16;
 
 // True for the dtypes with a packed layout (above).
 bool has_packed_layout(DType type);
-// True when `w` (a model weight) has a packed layout: Q4_0, Q4_1, Q8_0, Q4_K or Q6_K, dense, rows a
+// True when `w` (a model weight) has a packed layout: Q4_0, Q4_1, Q8_0, Q4_K, Q5_K or Q6_K, dense, rows a
 // multiple of kPackRows; 2-D, or 3-D experts (each expert's rows whole groups).
 bool packable(const Tensor& w);
 

@@ -148,6 +148,8 @@ inline VI vi_pick_bytes(VI v, __m256i pick) { return _mm256_shuffle_epi8(v, pick
 inline VI vi_set1(int32_t v) { return _mm256_set1_epi32(v); }
 inline VI vi_low_nibbles(VI v) { return _mm256_and_si256(v, _mm256_set1_epi8(0x0F)); }
 inline VI vi_high_nibbles(VI v) { return _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F)); }
+// Sixteen times the high nibbles, in one operation instead of two (a shift and a mask).
+inline VI vi_high_nibbles_x16(VI v) { return _mm256_and_si256(v, _mm256_set1_epi8(static_cast<char>(0xF0))); }
 // acc + per lane the dot of four unsigned bytes of x (< 128) with the four signed bytes at y4.
 inline VI vi_dot_u8(VI acc, VI x, const int8_t* y4) {
   const VI y = _mm256_broadcastd_epi32(_mm_loadu_si32(y4));
@@ -158,6 +160,7 @@ inline VI vi_mul16(VI a, VI b) { return _mm256_mullo_epi16(a, b); }  // low 16 b
 // acc + per lane the dot of the two int16 pairs.
 inline VI vi_dot16(VI acc, VI a, VI b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
 inline VI vi_mul(VI a, VI b) { return _mm256_mullo_epi32(a, b); }
+inline VI vi_shift_right(VI v, int n) { return _mm256_srai_epi32(v, n); }  // arithmetic
 // Lanes whose high 16 bits are zero times the int16 y (exact 32-bit products).
 inline VI vi_mul_u16(VI x, int16_t y) { return _mm256_madd_epi16(x, _mm256_set1_epi32(static_cast<uint16_t>(y))); }
 inline VI vi_bits(VI v, int shift, int32_t mask) { return _mm256_and_si256(_mm256_srli_epi32(v, shift), _mm256_set1_epi32(mask)); }
@@ -191,6 +194,9 @@ inline VI vi_dot_s8v(VI acc, VI x, VI y) { return vi_dot_u8v(acc, _mm256_sign_ep
 inline VR vr_set_groups(const float* s) { return _mm256_set1_ps(s[0]); }
 // Each of the register's rows (one) gets d[g], the row its register g holds.
 inline VR vr_row_groups(__m256 d, int g) { return _mm256_permutevar8x32_ps(d, _mm256_set1_epi32(g)); }
+// Register g of eight-lane groups over the rows in v's lanes: row g, its lane spread over eight.
+inline VI vi_spread_rows(VI v, int g) { return _mm256_permutevar8x32_epi32(v, _mm256_set1_epi32(g)); }
+inline VR vr_spread_rows(VR v, int g) { return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(g)); }
 // The register's row (one) of 16 nibble bytes at qs[0] as 32 levels in element order.
 inline VI vi_nibbles_rows(const uint8_t* const* qs) {
   const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs[0]));

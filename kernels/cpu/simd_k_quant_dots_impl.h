@@ -1,8 +1,9 @@
 // Part of the SIMD kernel bodies (simd_kernels_impl.h lists the parts, in order): K-quant dots.
 
 // ---------------------------------------------------------------------------------------------
-// K-quants. Q2_K, Q3_K and Q5_K super-block rows are first unpacked to bytes (unsigned levels,
-// except Q3_K) and int16 scale vectors; Q4_K and Q6_K are read straight from the blocks.
+// K-quants. Q2_K, Q3_K and (in the GEMM without VNNI) Q5_K super-block rows are first unpacked
+// to bytes (unsigned levels, except Q3_K) and int16 scale vectors; the others are read straight
+// from the blocks.
 
 struct KRow {
   alignas(32) uint8_t q[kQK_K];
@@ -197,46 +198,49 @@ struct Q4KSuper {
   VI lo[4][8], hi[4][8];  // per 64-element chunk m: nibbles of sub-blocks 2m and 2m + 1, dword j
 };
 
-// Super-block i of the rows at wp (kRowLanes of them), transposed.
-inline void q4_K_super(const char* const* wp, int64_t i, Q4KSuper& w) {
-  const uint8_t* blocks[kRowLanes];
-  for (int r = 0; r < kRowLanes; ++r) blocks[r] = reinterpret_cast<const uint8_t*>(wp[r]) + i * sizeof(engine::quant::BlockQ4_K);
+// Super-block i's header (d | dmin and the 12 scale bytes, alike in Q4_K and Q5_K blocks of
+// block_bytes) of the kRowLanes rows from tile row r0 (the file's rows at wp), in either layout:
+// the packed one loads it, the file's is transposed.
+[[gnu::always_inline]] inline Q4KRows k_header_at(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, size_t block_bytes) {
   VI header[4];
-  load_row_quads(blocks, header);
-  w.h = q4_K_header(header);
-  for (int m = 0; m < 4; ++m)
-    for (int half = 0; half < 2; ++half) {
-      const uint8_t* q[kRowLanes];
-      for (int r = 0; r < kRowLanes; ++r) q[r] = blocks[r] + 16 + 32 * m + 16 * half;
-      VI quads[4];
-      load_row_quads(q, quads);
-      for (int j = 0; j < 4; ++j) {
-        w.lo[m][4 * half + j] = vi_low_nibbles(quads[j]);
-        w.hi[m][4 * half + j] = vi_high_nibbles(quads[j]);
-      }
-    }
+  if (t.packed) {
+    const char* blk = packed_block(t, r0, i, block_bytes) + (r0 % kPackRows) * 4;
+    for (int c = 0; c < 4; ++c) header[c] = vi_load(blk + c * kPackRows * 4);
+  } else {
+    const uint8_t* blocks[kRowLanes];
+    for (int r = 0; r < kRowLanes; ++r) blocks[r] = reinterpret_cast<const uint8_t*>(wp[r]) + i * block_bytes;
+    load_row_quads(blocks, header);
+  }
+  return q4_K_header(header);
 }
 
-// Super-block i of the kRowLanes rows from tile row r on, in the packed layout: loads, no transpose.
-inline void q4_K_packed_super(const DotTile& t, int64_t r, int64_t i, Q4KSuper& w) {
-  const char* blk = packed_block(t, r, i, sizeof(engine::quant::BlockQ4_K)) + (r % kPackRows) * 4;
-  const auto dword = [&](int c) { return vi_load(blk + c * kPackRows * 4); };
-  const VI header[4] = {dword(0), dword(1), dword(2), dword(3)};
-  w.h = q4_K_header(header);
-  for (int m = 0; m < 4; ++m)
-    for (int j = 0; j < 8; ++j) {  // qs bytes 32m + 4j .. + 3: dword 4 + 8m + j of the block
-      const VI quad = dword(4 + 8 * m + j);
-      w.lo[m][j] = vi_low_nibbles(quad);
-      w.hi[m][j] = vi_high_nibbles(quad);
-    }
+// Chunk m of super-block i (qs bytes 32m + 4j .. + 3 of each row, j = 0..7) in either layout.
+[[gnu::always_inline]] inline void q4_K_chunk_at(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, int m, VI (&quads)[8]) {
+  if (t.packed) {  // dword 4 + 8m + j of the block
+    const char* blk = packed_block(t, r0, i, sizeof(engine::quant::BlockQ4_K)) + (r0 % kPackRows) * 4;
+    for (int j = 0; j < 8; ++j) quads[j] = vi_load(blk + (4 + 8 * m + j) * kPackRows * 4);
+    return;
+  }
+  for (int half = 0; half < 2; ++half) {
+    const uint8_t* q[kRowLanes];
+    for (int r = 0; r < kRowLanes; ++r) q[r] = reinterpret_cast<const uint8_t*>(wp[r]) + i * sizeof(engine::quant::BlockQ4_K) + 16 + 32 * m + 16 * half;
+    VI four[4];
+    load_row_quads(q, four);
+    for (int j = 0; j < 4; ++j) quads[4 * half + j] = four[j];
+  }
 }
 
-// Super-block i of the kRowLanes rows from tile row r0 (the file's rows at wp), in either layout.
-[[gnu::always_inline]] inline void q4_K_rows(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, Q4KSuper& w) {
-  if (t.packed)
-    q4_K_packed_super(t, r0, i, w);
-  else
-    q4_K_super(wp, i, w);
+// Super-block i of the kRowLanes rows from tile row r0, whole, for reuse by several columns.
+inline void q4_K_rows(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, Q4KSuper& w) {
+  w.h = k_header_at(t, wp, r0, i, sizeof(engine::quant::BlockQ4_K));
+  for (int m = 0; m < 4; ++m) {
+    VI quads[8];
+    q4_K_chunk_at(t, wp, r0, i, m, quads);
+    for (int j = 0; j < 8; ++j) {
+      w.lo[m][j] = vi_low_nibbles(quads[j]);
+      w.hi[m][j] = vi_high_nibbles(quads[j]);
+    }
+  }
 }
 
 // Chunk m's min sum in float, b its two sub-blocks' level sums (exact: below 2^24).
@@ -247,8 +251,8 @@ inline VR q4_K_chunk_mins(const Q4KRows& h, const float* b, int m) {
 // Columns c0 .. c0 + CB - 1 against rows r0 .. r0 + kRowLanes - 1: their super-blocks prepared
 // in `prepared` (Prepared), or loaded from the packed layout or transposed here as they are used.
 // bsum_f (GEMM): per column, super-block and 32-element sub-block the sum of its levels, as a float.
-template <int CB, bool Prepared>
-void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, const float* bsum_f, int64_t r0, int64_t c0) {
+template <int CB, bool Prepared, bool Gemm>
+void q4_K_serial_block(const DotTile& t, const Q4KSuper* prepared, const float* bsum_f, int64_t r0, int64_t c0) {
   const char* ap[CB];
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
   const char* wp[kRowLanes];
@@ -259,15 +263,12 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, co
   const auto bsums = [&](int c, int64_t i, int m) { return bsum_f + ((min_i64(c0 + c, t.cols - 1) * nb + i) * 4 + m) * 2; };
   // GEMM over prepared rows: the min sums need no levels, so they take a pass of their own
   // after the main loop, whose registers then hold only the scaled sums.
-  const bool mins_apart = gemm && Prepared;
-  Q4KSuper here;
+  const bool mins_apart = Gemm && Prepared;
   for (int64_t i = 0; i < nb; ++i) {
-    if (!Prepared) {
-      prefetch_next<kRowLanes>(t, r0, i, nb, sizeof(engine::quant::BlockQ4_K));
-      q4_K_rows(t, wp, r0, i, here);
-    }
-    const Q4KSuper& w = Prepared ? prepared[i] : here;
-    const Q4KRows& h = w.h;
+    if (!Prepared && !t.packed) prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
+    // Unprepared, each chunk's levels are loaded where they are used: the whole super-block's
+    // 64 nibble registers would not fit in the register file, and spill.
+    const Q4KRows h = Prepared ? prepared[i].h : k_header_at(t, wp, r0, i, sizeof(engine::quant::BlockQ4_K));
     const BlockQ8_K* a[CB];
     VR dd[CB];
     VI sum[CB], mins[CB];
@@ -277,7 +278,21 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, co
       sum[c] = mins[c] = vi_set1(0);
     }
     for (int m = 0; m < 4; ++m) {  // sub-blocks 2m (low nibbles) and 2m + 1 (high nibbles)
-      if (gemm) {
+      VI quads[8];
+      constexpr size_t kQuarter = kPackRows * sizeof(engine::quant::BlockQ4_K) / 4;
+      if (!Prepared && t.packed)  // a quarter of the group's block per chunk: a burst of prefetches stalls the loads
+        prefetch_stream(packed_block(t, r0, i, sizeof(engine::quant::BlockQ4_K)) + m * kQuarter, kQuarter);
+      if (!Prepared) q4_K_chunk_at(t, wp, r0, i, m, quads);
+      const auto lo = [&](int j) { return Prepared ? prepared[i].lo[m][j] : vi_low_nibbles(quads[j]); };
+      // Loaded here, with dot-product instructions (no int16 pair sums to saturate), the high
+      // nibbles are taken sixteenfold (one operation each, not two) and their sums divided back
+      // exactly: the shifts would share the one port on which the dot products run.
+      constexpr bool kHighX16 = !Prepared && ENGINE_SIMD_VNNI;
+      const auto hi = [&](int j) {
+        return Prepared ? prepared[i].hi[m][j] : kHighX16 ? vi_high_nibbles_x16(quads[j]) : vi_high_nibbles(quads[j]);
+      };
+      const auto hi_sum = [&](VI a, VI b) { return kHighX16 ? vi_shift_right(vi_add(a, b), 4) : vi_add(a, b); };
+      if constexpr (Gemm) {
         // Each level register feeds every column before the next is loaded: the columns' dot
         // chains interleave instead of running one column after another.
         VI s_lo[CB][2], s_hi[CB][2];
@@ -287,14 +302,14 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, co
 #pragma GCC unroll 8
           for (int c = 0; c < CB; ++c) {
             const int8_t* aq = a[c]->qs + 64 * m;
-            s_lo[c][j & 1] = vi_dot_u8(s_lo[c][j & 1], w.lo[m][j], aq + 4 * j);
-            s_hi[c][j & 1] = vi_dot_u8(s_hi[c][j & 1], w.hi[m][j], aq + 32 + 4 * j);
+            s_lo[c][j & 1] = vi_dot_u8(s_lo[c][j & 1], lo(j), aq + 4 * j);
+            s_hi[c][j & 1] = vi_dot_u8(s_hi[c][j & 1], hi(j), aq + 32 + 4 * j);
           }
 #pragma GCC unroll 8
         for (int c = 0; c < CB; ++c) {
           // The chunk's scaled sum in float: products and sum stay below 2^24, so it is exactly
           // the integer the GEMV order forms, without 32-bit integer multiplies.
-          const VR scaled = vr_fma(vr_from_i32(vi_add(s_hi[c][0], s_hi[c][1])), h.scale_f[2 * m + 1],
+          const VR scaled = vr_fma(vr_from_i32(hi_sum(s_hi[c][0], s_hi[c][1])), h.scale_f[2 * m + 1],
                                    vr_mul(vr_from_i32(vi_add(s_lo[c][0], s_lo[c][1])), h.scale_f[2 * m]));
           acc[c] = vr_fma(scaled, dd[c], acc[c]);
           if (!mins_apart) acc_min[c] = vr_fma(q4_K_chunk_mins(h, bsums(c, i, m), m), vr_mul(h.dmin, vr_set1(a[c]->d)), acc_min[c]);
@@ -307,12 +322,12 @@ void q4_K_serial_block(bool gemm, const DotTile& t, const Q4KSuper* prepared, co
         const int8_t* aq = a[c]->qs + 64 * m;
         VI s_lo[2] = {vi_set1(0), vi_set1(0)}, s_hi[2] = {vi_set1(0), vi_set1(0)};
         for (int j = 0; j < 8; ++j) {
-          s_lo[j & 1] = vi_dot_u8(s_lo[j & 1], w.lo[m][j], aq + 4 * j);
-          s_hi[j & 1] = vi_dot_u8(s_hi[j & 1], w.hi[m][j], aq + 32 + 4 * j);
+          s_lo[j & 1] = vi_dot_u8(s_lo[j & 1], lo(j), aq + 4 * j);
+          s_hi[j & 1] = vi_dot_u8(s_hi[j & 1], hi(j), aq + 32 + 4 * j);
         }
         const int16_t* bs = a[c]->bsums + 4 * m;
         sum[c] = vi_add(sum[c], vi_add(vi_mul(vi_add(s_lo[0], s_lo[1]), h.scale[2 * m]),
-                                       vi_mul(vi_add(s_hi[0], s_hi[1]), h.scale[2 * m + 1])));
+                                       vi_mul(hi_sum(s_hi[0], s_hi[1]), h.scale[2 * m + 1])));
         mins[c] = vi_add(mins[c], vi_add(vi_mul_u16(h.min[2 * m], static_cast<int16_t>(bs[0] + bs[1])),
                                          vi_mul_u16(h.min[2 * m + 1], static_cast<int16_t>(bs[2] + bs[3]))));
         if (m == 3) {
@@ -357,30 +372,32 @@ void q4_K_serial(bool gemm, const DotTile& t) {
       }
   }
   if (t.cols == 1) {
-    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_K_serial_block<1, false>(gemm, t, nullptr, bsum_f, r0, 0);
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes)
+      (gemm ? q4_K_serial_block<1, false, true> : q4_K_serial_block<1, false, false>)(t, nullptr, bsum_f, r0, 0);
     return;
   }
   // Several columns: each row block's super-blocks transposed once, then reused by every column.
   for_prepared_row_blocks<kRowLanes, Q4KSuper>(
       t, work, t.n / kQK_K, 1, [&](const char* const* wp, int64_t r0, int64_t i, Q4KSuper* out) { q4_K_rows(t, wp, r0, i, *out); },
       [&](auto cols, const Q4KSuper* rows, int64_t r0, int64_t c0) {
-        q4_K_serial_block<decltype(cols)::value, true>(gemm, t, rows, bsum_f, r0, c0);
+        constexpr int CB = decltype(cols)::value;
+        (gemm ? q4_K_serial_block<CB, true, true> : q4_K_serial_block<CB, true, false>)(t, rows, bsum_f, r0, c0);
       });
 }
 
 // Q6_K eight-lane order (k_lanes_block's, read straight from the blocks): per output eight
 // float lanes += (da * dw) * exact lane sums per super-block, the offset 32 taken back per lane.
-// One register holds kLaneRows rows, eight lanes each.
-struct Q6KRows {
-  VI q[8];      // unsigned levels 0..63 of the 32-element chunks
+// One register holds kLaneRows rows, eight lanes each. (Q5_K's GEMM fills the same registers.)
+struct KLaneRows {
+  VI q[8];      // unsigned levels 0..63 (Q5_K: 0..31) of the 32-element chunks
   VI scale[8];  // per chunk: int16 scales of its two 16-element groups
-  VI offset;    // int16 scales of all 16 groups (for the offset's lane sums)
+  VI offset;    // int16 scales of all 16 groups (for Q6_K's offset's lane sums)
   VR d;         // each row's scale on its lanes
 };
 
 // The register's rows from their raw fields: ql pieces l0[n], l1[n] (bytes 64n.., 64n + 32..),
 // qh pieces h[n], the 16 scales widened to int16, the scales d.
-inline void q6_K_rows(const VI (&l0)[2], const VI (&l1)[2], const VI (&h)[2], VI scales, VR d, Q6KRows& w) {
+inline void q6_K_rows(const VI (&l0)[2], const VI (&l1)[2], const VI (&h)[2], VI scales, VR d, KLaneRows& w) {
   for (int n = 0; n < 2; ++n) {
     w.q[4 * n] = vi_or_shifted(vi_low_nibbles(l0[n]), vi_bits(h[n], 0, 0x03030303), 4);
     w.q[4 * n + 1] = vi_or_shifted(vi_low_nibbles(l1[n]), vi_bits(h[n], 2, 0x03030303), 4);
@@ -402,7 +419,7 @@ inline void q6_K_rows(const VI (&l0)[2], const VI (&l1)[2], const VI (&h)[2], VI
 }
 
 // Super-blocks b[0 .. kLaneRows - 1] in the file layout, one per row of the register.
-inline void load_q6_K(const engine::quant::BlockQ6_K* const* b, Q6KRows& w) {
+inline void load_q6_K(const engine::quant::BlockQ6_K* const* b, KLaneRows& w) {
   VI l0[2], l1[2], h[2];
   __m256i part[kLaneRows];
   const auto rows = [&](auto field) {
@@ -422,7 +439,7 @@ inline void load_q6_K(const engine::quant::BlockQ6_K* const* b, Q6KRows& w) {
 
 // Super-block i of the register's rows from tile row r on, in the packed layout (repack.h): the
 // fields of a row pair load as one register (AVX-512) or one row's half of it (AVX2).
-inline void load_q6_K_packed(const DotTile& t, int64_t r, int64_t i, Q6KRows& w) {
+inline void load_q6_K_packed(const DotTile& t, int64_t r, int64_t i, KLaneRows& w) {
   const char* pair = packed_block(t, r, i, sizeof(engine::quant::BlockQ6_K)) + (r % kPackRows / 2) * 2 * sizeof(engine::quant::BlockQ6_K);
   const int64_t p = kLaneRows == 1 ? r % 2 : 0;  // the row within its pair, when a register holds one
   VI l0[2], l1[2], h[2];
@@ -436,7 +453,7 @@ inline void load_q6_K_packed(const DotTile& t, int64_t r, int64_t i, Q6KRows& w)
 
 // Super-block i of RG registers of rows from tile row r0 (the file's rows at wp), either layout.
 template <int RG>
-[[gnu::always_inline]] inline void q6_K_rows(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, Q6KRows* out) {
+[[gnu::always_inline]] inline void q6_K_rows(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, KLaneRows* out) {
   for (int g = 0; g < RG; ++g) {
     if (t.packed) {
       load_q6_K_packed(t, r0 + g * kLaneRows, i, out[g]);
@@ -452,7 +469,7 @@ template <int RG>
 // super-block i of register g's rows; nullptr: each register's rows loaded right before they
 // are used (one column: all RG at once would spill most of them).
 template <int RG, int CB>
-void q6_K_lanes_block(const DotTile& t, const Q6KRows* prepared, int64_t r0, int64_t c0) {
+void q6_K_lanes_block(const DotTile& t, const KLaneRows* prepared, int64_t r0, int64_t c0) {
   using engine::quant::BlockQ6_K;
   constexpr int RB = RG * kLaneRows;
   const char* ap[CB];
@@ -472,11 +489,11 @@ void q6_K_lanes_block(const DotTile& t, const Q6KRows* prepared, int64_t r0, int
       for (int k = 0; k < 8; ++k) aq[k] = vi_repeat(load256(a.qs + 32 * k));
       const VR da = vr_set1(a.d);
       for (int g = 0; g < RG; ++g) {
-        Q6KRows here;
+        KLaneRows here;
         if (!prepared && t.packed)  // a register's share at a time: a burst of prefetches stalls the loads
           prefetch_stream(packed_block(t, r0, i, sizeof(BlockQ6_K)) + g * kLaneRows * sizeof(BlockQ6_K), kLaneRows * sizeof(BlockQ6_K));
         if (!prepared) q6_K_rows<1>(t, wp + g * kLaneRows, r0 + g * kLaneRows, i, &here);
-        const Q6KRows& rows = prepared ? prepared[i * RG + g] : here;
+        const KLaneRows& rows = prepared ? prepared[i * RG + g] : here;
         VI lanes = vi_sub(vi_set1(0), vi_mul(vi_madd16(rows.offset, bsums), vi_set1(32)));
         for (int k = 0; k < 8; ++k) lanes = vi_add(lanes, vi_madd16(vi_maddubs(rows.q[k], aq[k]), rows.scale[k]));
         acc[g][c] = vr_fma(vr_mul(da, rows.d), vr_from_i32(lanes), acc[g][c]);
@@ -491,22 +508,37 @@ void q6_K_lanes_block(const DotTile& t, const Q6KRows* prepared, int64_t r0, int
     }
 }
 
-// Q6_K with several columns and int16 dot products (VNNI): a register's levels are first
+// Q6_K and Q5_K with several columns and int16 dot products (VNNI): a register's levels are first
 // multiplied by their scales into int16 pairs (at most 8064 in magnitude), so each column's
 // chunk costs two vpdpwssd per register instead of three byte operations; the lane sums are the
 // same integers.
-struct Q6KWide {
+struct KWide {
   VI w[8][2];  // chunk k, half h: lane L holds elements 4L + 2h and 4L + 2h + 1 of the chunk
-  VI offset;   // as Q6KRows
+  VI offset;   // as KLaneRows
   VR d;
 };
 
-inline Q6KWide q6_K_widen(const Q6KRows& rows) {
+
+constexpr int kKWideRegs = 4;  // four registers of rows share each activation load
+
+// A Q5_K row block's super-block, widened: its registers, and for its min terms the rows' mins
+// (a row per lane; sub-blocks 2m and 2m + 1 as an int16 pair) and dmin.
+struct Q5KWide {
+  KWide reg[kKWideRegs];
+  VI min_pairs[4];
+  VR dmin;
+};
+
+// The registers of super-block i: Q6_K's prepared blocks are RG KWide each.
+inline const KWide* wide_regs(const KWide* prepared, int64_t i, int rg) { return prepared + i * rg; }
+inline const KWide* wide_regs(const Q5KWide* prepared, int64_t i, int) { return prepared[i].reg; }
+
+inline KWide k_widen(const KLaneRows& rows) {
   const __m256i pick[2] = {
       _mm256_setr_epi8(0, -1, 1, -1, 4, -1, 5, -1, 8, -1, 9, -1, 12, -1, 13, -1, 0, -1, 1, -1, 4, -1, 5, -1, 8, -1, 9, -1, 12, -1, 13, -1),
       _mm256_setr_epi8(2, -1, 3, -1, 6, -1, 7, -1, 10, -1, 11, -1, 14, -1, 15, -1, 2, -1, 3, -1, 6, -1, 7, -1, 10, -1, 11, -1, 14, -1,
                        15, -1)};
-  Q6KWide wide;
+  KWide wide;
   for (int k = 0; k < 8; ++k)
     for (int h = 0; h < 2; ++h) wide.w[k][h] = vi_mul16(vi_pick_bytes(rows.q[k], pick[h]), rows.scale[k]);
   wide.offset = rows.offset;
@@ -514,9 +546,53 @@ inline Q6KWide q6_K_widen(const Q6KRows& rows) {
   return wide;
 }
 
-// pairs: per column, super-block, chunk k and half h, the activation pairs q8_pairs made.
-template <int RG, int CB>
-void q6_K_wide_block(const DotTile& t, const Q6KWide* prepared, const __m256i* pairs, int64_t r0, int64_t c0) {
+// Q5_K's min term of one super-block and column for the rows in lanes (h: their headers):
+// (-da * dmin) * the integer min sum, added to acc as k_lanes_block adds it.
+inline VR q5_K_min_term(const Q4KRows& h, const BlockQ8_K& a, VR acc) {
+  VI min_sum = vi_set1(0);
+  for (int k = 0; k < 8; ++k) min_sum = vi_add(min_sum, vi_mul_u16(h.min[k], static_cast<int16_t>(a.bsums[2 * k] + a.bsums[2 * k + 1])));
+  return vr_fma(vr_mul(vr_set1(-a.d), h.dmin), vr_from_i32(min_sum), acc);
+}
+
+// Q5_K's packed layout (repack.h): the group's headers, then its rows in pairs.
+inline const char* q5_K_pair(const DotTile& t, int64_t r, int64_t i) {
+  constexpr size_t kBlock = sizeof(engine::quant::BlockQ5_K);
+  return packed_block(t, r, i, kBlock) + kPackRows * 16 + r % kPackRows / 2 * 2 * (kBlock - 16);
+}
+
+// The 5-bit levels of super-block i's sub-blocks (bytes) for the kLaneRows rows from tile row r
+// (the file's rows at wp), either layout.
+[[gnu::always_inline]] inline void q5_K_levels(const DotTile& t, const char* const* wp, int64_t r, int64_t i, VI (&q)[8]) {
+  using engine::quant::BlockQ5_K;
+  VI high, x[4];
+  if (t.packed) {
+    const char* pair = q5_K_pair(t, r, i);
+    const int64_t p = kLaneRows == 1 ? r % 2 : 0;  // the row within its pair, when a register holds one
+    high = vi_load(pair + 32 * p);
+    for (int j = 0; j < 4; ++j) x[j] = vi_load(pair + 64 * (1 + j) + 32 * p);
+  } else {
+    const auto rows = [&](size_t offset) {
+      __m256i parts[kLaneRows];
+      for (int p = 0; p < kLaneRows; ++p) parts[p] = load256(wp[p] + i * sizeof(BlockQ5_K) + offset);
+      return vi_join(parts);
+    };
+    high = rows(offsetof(BlockQ5_K, qh));
+    for (int j = 0; j < 4; ++j) x[j] = rows(offsetof(BlockQ5_K, qs) + 32 * j);
+  }
+  for (int j = 0; j < 4; ++j) {  // sub-blocks 2j (low nibbles) and 2j + 1 (high nibbles)
+    q[2 * j] = vi_or(vi_low_nibbles(x[j]), vi_move_bit(high, 2 * j, 4));
+    q[2 * j + 1] = vi_or(vi_high_nibbles(x[j]), vi_move_bit(high, 2 * j + 1, 4));
+  }
+}
+
+// Sub-block k's scale of the rows in lanes (h: their headers) in both int16 halves of the lane.
+inline VI q5_K_scale16(const Q4KRows& h, int k) { return vi_or_shifted(h.scale[k], h.scale[k], 16); }
+
+// pairs: per column, super-block, chunk k and half h, the activation pairs q8_pairs made. Q6_K
+// takes its offset 32 back per lane; Q5_K adds each row's min terms (q5_K_min_term, formed over
+// the rows' headers in a pass of their own) after the lanes' sum.
+template <DType Type, int RG, int CB, typename Prepared>
+void k_wide_block(const DotTile& t, const Prepared* prepared, const __m256i* pairs, int64_t r0, int64_t c0) {
   const char* ap[CB];
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
   const int64_t nb = t.n / kQK_K;
@@ -527,13 +603,12 @@ void q6_K_wide_block(const DotTile& t, const Q6KWide* prepared, const __m256i* p
     for (int c = 0; c < CB; ++c) {
       const __m256i* x = pairs + (min_i64(c0 + c, t.cols - 1) * nb + i) * 16;
       const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(ap[c])[i];
-      const VI bsums = vi_repeat(load256(a.bsums));
       const VR da = vr_set1(a.d);
-      const Q6KWide* w = prepared + i * RG;
+      const KWide* w = wide_regs(prepared, i, RG);
       VI lanes[RG][2];
       for (int g = 0; g < RG; ++g) {
-        lanes[g][0] = vi_sub(vi_set1(0), vi_mul(vi_madd16(w[g].offset, bsums), vi_set1(32)));
-        lanes[g][1] = vi_set1(0);
+        lanes[g][0] = lanes[g][1] = vi_set1(0);
+        if constexpr (Type == DType::Q6_K) lanes[g][0] = vi_sub(vi_set1(0), vi_mul(vi_madd16(w[g].offset, vi_repeat(load256(a.bsums))), vi_set1(32)));
       }
       for (int k = 0; k < 8; ++k)
         for (int h = 0; h < 2; ++h) {  // one activation load serves every register of rows
@@ -542,24 +617,58 @@ void q6_K_wide_block(const DotTile& t, const Q6KWide* prepared, const __m256i* p
         }
       for (int g = 0; g < RG; ++g) acc[g][c] = vr_fma(vr_mul(da, w[g].d), vr_from_i32(vi_add(lanes[g][0], lanes[g][1])), acc[g][c]);
     }
+  alignas(64) float min_terms[CB][kRowLanes] = {};
+  if constexpr (Type == DType::Q5_K) {
+    VR mins[CB];
+    for (int c = 0; c < CB; ++c) mins[c] = vr_zero();
+    for (int64_t i = 0; i < nb; ++i)
+      for (int c = 0; c < CB; ++c) {
+        const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(ap[c])[i];
+        alignas(16) int32_t sub_pairs[4];  // sub-block level sums 2m and 2m + 1 as an int16 pair
+        _mm_store_si128(reinterpret_cast<__m128i*>(sub_pairs),
+                        _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums)),
+                                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums + 8))));
+        VI min_sum = vi_set1(0);
+        for (int m = 0; m < 4; ++m) min_sum = vi_dot16(min_sum, prepared[i].min_pairs[m], vi_set1(sub_pairs[m]));
+        mins[c] = vr_fma(vr_mul(vr_set1(-a.d), prepared[i].dmin), vr_from_i32(min_sum), mins[c]);
+      }
+    for (int c = 0; c < CB; ++c) vr_store(min_terms[c], mins[c]);
+  }
   for (int g = 0; g < RG; ++g)
     for (int c = 0; c < CB; ++c) {
       alignas(64) float v[kRowLanes];
       vr_store(v, acc[g][c]);
-      for (int p = 0; p < kLaneRows; ++p) store_out(t, r0 + g * kLaneRows + p, c0 + c, hsum_lanes8(_mm256_loadu_ps(v + 8 * p)));
+      for (int p = 0; p < kLaneRows; ++p) {
+        const int r = g * kLaneRows + p;
+        store_out(t, r0 + r, c0 + c, hsum_lanes8(_mm256_loadu_ps(v + 8 * p)) + (Type == DType::Q5_K ? min_terms[c][r] : 0.0f));
+      }
     }
 }
 
+// Per column, super-block, chunk k and half h, the activation pairs q8_pairs makes: a piece of
+// the tile's work memory (k_act_pairs_bytes).
+size_t k_act_pairs_bytes(const DotTile& t) { return piece_bytes<__m256i>(t.cols * (t.n / kQK_K) * 16); }
+
+const __m256i* k_act_pairs(const DotTile& t, TileWork& work) {
+  const int64_t nb = t.n / kQK_K;
+  __m256i* pairs = work.take<__m256i>(t.cols * nb * 16);
+  for (int64_t c = 0; c < t.cols; ++c)
+    for (int64_t i = 0; i < nb; ++i) {
+      const BlockQ8_K& a = act_block<BlockQ8_K>(t, c, i);
+      for (int k = 0; k < 8; ++k) q8_pairs(a.qs + 32 * k, pairs + (c * nb + i) * 16 + 2 * k);
+    }
+  return pairs;
+}
+
 constexpr int kQ6KRegs = 2 / kLaneRows > 0 ? 2 / kLaneRows : 1;  // a row pair per block, as the file's rows stream best
-constexpr int kQ6KWideRegs = 4;  // four registers of rows share each activation load
 
 // Work memory with several columns: the prepared super-blocks, after the activation pairs with
 // int16 dot products.
 size_t q6_K_lanes_work_size(const DotTile& t) {
   const int64_t nb = t.n / kQK_K;
   if (t.cols == 1) return 0;
-  if (!ENGINE_SIMD_VNNI) return prepared_bytes<Q6KRows>(nb, kQ6KRegs);
-  return piece_bytes<__m256i>(t.cols * nb * 16) + prepared_bytes<Q6KWide>(nb, kQ6KWideRegs);
+  if (!ENGINE_SIMD_VNNI) return prepared_bytes<KLaneRows>(nb, kQ6KRegs);
+  return piece_bytes<__m256i>(t.cols * nb * 16) + prepared_bytes<KWide>(nb, kKWideRegs);
 }
 
 void q6_K_lanes(const DotTile& t) {
@@ -577,29 +686,24 @@ void q6_K_lanes(const DotTile& t) {
   TileWork work(t);
   if constexpr (!ENGINE_SIMD_VNNI) {  // without int16 dot products the byte operations are cheaper
     // Several columns: each row block's super-blocks loaded once, then reused by every column.
-    for_prepared_row_blocks<RG * kLaneRows, Q6KRows>(
-        t, work, nb, RG, [&](const char* const* wp, int64_t r0, int64_t i, Q6KRows* out) { q6_K_rows<RG>(t, wp, r0, i, out); },
-        [&](auto cols, const Q6KRows* rows, int64_t r0, int64_t c0) { q6_K_lanes_block<RG, decltype(cols)::value>(t, rows, r0, c0); });
+    for_prepared_row_blocks<RG * kLaneRows, KLaneRows>(
+        t, work, nb, RG, [&](const char* const* wp, int64_t r0, int64_t i, KLaneRows* out) { q6_K_rows<RG>(t, wp, r0, i, out); },
+        [&](auto cols, const KLaneRows* rows, int64_t r0, int64_t c0) { q6_K_lanes_block<RG, decltype(cols)::value>(t, rows, r0, c0); });
     return;
   }
-  __m256i* pairs = work.take<__m256i>(t.cols * nb * 16);
-  for (int64_t c = 0; c < t.cols; ++c)
-    for (int64_t i = 0; i < nb; ++i) {
-      const BlockQ8_K& a = act_block<BlockQ8_K>(t, c, i);
-      for (int k = 0; k < 8; ++k) q8_pairs(a.qs + 32 * k, pairs + (c * nb + i) * 16 + 2 * k);
-    }
+  const __m256i* pairs = k_act_pairs(t, work);
   // Each row block's super-blocks loaded and widened once, then reused by every column.
-  constexpr int RGW = kQ6KWideRegs;
-  for_prepared_row_blocks<RGW * kLaneRows, Q6KWide>(
+  constexpr int RGW = kKWideRegs;
+  for_prepared_row_blocks<RGW * kLaneRows, KWide>(
       t, work, nb, RGW,
-      [&](const char* const* wp, int64_t r0, int64_t i, Q6KWide* out) {
+      [&](const char* const* wp, int64_t r0, int64_t i, KWide* out) {
         for (int g = 0; g < RGW; ++g) {
-          Q6KRows rows;
+          KLaneRows rows;
           q6_K_rows<1>(t, wp + g * kLaneRows, r0 + g * kLaneRows, i, &rows);
-          out[g] = q6_K_widen(rows);
+          out[g] = k_widen(rows);
         }
       },
-      [&](auto cols, const Q6KWide* rows, int64_t r0, int64_t c0) { q6_K_wide_block<RGW, decltype(cols)::value>(t, rows, pairs, r0, c0); });
+      [&](auto cols, const KWide* rows, int64_t r0, int64_t c0) { k_wide_block<DType::Q6_K, RGW, decltype(cols)::value>(t, rows, pairs, r0, c0); });
 }
 
 // AVX2 eight-lane K orders (Q3_K, Q5_K): lanes += (da * dw) * exact lane sums per super-block;
@@ -647,99 +751,92 @@ void k_lanes_tile(DType type, const DotTile& t) {
 
 // Q5_K, one activation column, in k_lanes_block's order straight from the blocks: a super-block's
 // eight lane sums are exact integers however they are formed, so they are formed in registers
-// (nibbles, fifth bits, int16 scales) with no unpacked copy of the row. One register holds
-// kLaneRows rows, eight lanes each; RG registers per pass.
-struct Q5KScales {  // a super-block's 6-bit scales and mins, one per 32-element sub-block
-  uint8_t scale[8], min[8];
-};
-
-inline Q5KScales q5_K_scales(const uint8_t* packed) {
-  uint32_t u[3];
-  std::memcpy(u, packed, sizeof u);
-  constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
-  const uint32_t scale[2] = {u[0] & kLow6, (u[2] & kLow4) | (((u[0] >> 6) & kLow2) << 4)};
-  const uint32_t min[2] = {u[1] & kLow6, ((u[2] >> 4) & kLow4) | (((u[1] >> 6) & kLow2) << 4)};
-  Q5KScales s;
-  std::memcpy(s.scale, scale, sizeof scale);
-  std::memcpy(s.min, min, sizeof min);
-  return s;
-}
-
-template <int RG>
+// with no unpacked copy of the rows. A pass takes kPackRows rows (a packed group: one stream):
+// their headers, as Q4_K's, with a row per lane, so that every row's min sum is formed at once;
+// their levels kLaneRows rows per register, eight lanes each.
 void q5_K_column_block(const DotTile& t, int64_t r0) {
   using engine::quant::BlockQ5_K;
-  constexpr int RB = RG * kLaneRows;
-  const char* wp[RB];
+  constexpr int kHeaders = kPackRows / kRowLanes, kRegs = kPackRows / kLaneRows;
+  constexpr size_t kBlock = sizeof(BlockQ5_K);
+  const char* wp[kPackRows];
   block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
   const int64_t nb = t.n / kQK_K;
   const auto* act = reinterpret_cast<const BlockQ8_K*>(t.a);
-  VR acc[RG];
-  float mins[RB] = {};
-  for (int g = 0; g < RG; ++g) acc[g] = vr_zero();
+  VR acc[kRegs], mins[kHeaders];
+  for (VR& v : acc) v = vr_zero();
+  for (VR& v : mins) v = vr_zero();
   for (int64_t i = 0; i < nb; ++i) {
-    constexpr int64_t kAhead = 2;  // blocks: RB streams this close together lose the hardware prefetchers
-    for (int r = 0; r < RB; ++r)
-      for (int o = 0; o < static_cast<int>(sizeof(BlockQ5_K)); o += 64) __builtin_prefetch(wp[r] + (i + kAhead) * sizeof(BlockQ5_K) + o);
+    if (t.packed) {
+      prefetch_stream(packed_block(t, r0, i, kBlock), kPackRows * 16);  // the headers
+    } else {
+      constexpr int64_t kAhead = 2;  // blocks: many streams this close together lose the hardware prefetchers
+      for (const char* row : wp)
+        for (size_t o = 0; o < kBlock; o += 64) __builtin_prefetch(row + (i + kAhead) * kBlock + o);
+    }
     const BlockQ8_K& a = act[i];
     VI aq[8];
     for (int k = 0; k < 8; ++k) aq[k] = vi_repeat(load256(a.qs + 32 * k));
-    // Per sub-block the sum of its two 16-element groups' activation sums (below 2^12 in magnitude).
-    const __m128i sub_sums = _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums)),
-                                            _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums + 8)));
     const VR da = vr_set1(a.d);
-    for (int g = 0; g < RG; ++g) {
-      const BlockQ5_K* b[kLaneRows];
-      Q5KScales sc[kLaneRows];
-      __m256i parts[kLaneRows];
-      float d[kLaneRows];
-      for (int p = 0; p < kLaneRows; ++p) {
-        const int r = g * kLaneRows + p;
-        b[p] = reinterpret_cast<const BlockQ5_K*>(wp[r]) + i;
-        sc[p] = q5_K_scales(b[p]->scales);
-        d[p] = half(b[p]->d);
-        parts[p] = load256(b[p]->qh);
-        uint64_t min_bytes;
-        std::memcpy(&min_bytes, sc[p].min, sizeof min_bytes);
-        const __m128i min_sum = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(min_bytes))), sub_sums);
-        const __m128i pair = _mm_add_epi32(min_sum, _mm_unpackhi_epi64(min_sum, min_sum));
-        const int32_t total = _mm_cvtsi128_si32(_mm_add_epi32(pair, _mm_shuffle_epi32(pair, 1)));
-        mins[r] = __builtin_fmaf(-a.d * half(b[p]->dmin), static_cast<float>(total), mins[r]);
-      }
-      const VI high = vi_join(parts);
-      // Each row's eight scales as int16 in every 128-bit lane of its part; scale k is picked from there.
-      for (int p = 0; p < kLaneRows; ++p) {
-        uint64_t scale_bytes;
-        std::memcpy(&scale_bytes, sc[p].scale, sizeof scale_bytes);
-        parts[p] = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(scale_bytes))));
-      }
-      const VI scales = vi_join(parts);
+    VI scale16[kHeaders][8];  // per row lane, sub-block k's scale in both int16 halves
+    VR d[kHeaders];
+    for (int hr = 0; hr < kHeaders; ++hr) {
+      const Q4KRows h = k_header_at(t, wp + hr * kRowLanes, r0 + hr * kRowLanes, i, kBlock);
+      for (int k = 0; k < 8; ++k) scale16[hr][k] = q5_K_scale16(h, k);
+      mins[hr] = q5_K_min_term(h, a, mins[hr]);
+      d[hr] = vr_mul(da, h.d);
+    }
+    for (int g = 0; g < kRegs; ++g) {
+      const int row = g * kLaneRows, hr = row / kRowLanes, spread = row % kRowLanes / kLaneRows;
+      if (t.packed && row % 2 == 0) prefetch_stream(q5_K_pair(t, r0 + row, i), 2 * (kBlock - 16));
+      VI q[8];
+      q5_K_levels(t, wp + row, r0 + row, i, q);
       VI lanes = vi_set1(0);
-      for (int j = 0; j < 4; ++j) {  // sub-blocks 2j (low nibbles) and 2j + 1 (high nibbles)
-        for (int p = 0; p < kLaneRows; ++p) parts[p] = load256(b[p]->qs + 32 * j);
-        const VI x = vi_join(parts);
-        const VI lo = vi_or(vi_low_nibbles(x), vi_move_bit(high, 2 * j, 4));
-        const VI hi = vi_or(vi_high_nibbles(x), vi_move_bit(high, 2 * j + 1, 4));
-        const VI scale_lo = vi_pick_bytes(scales, _mm256_set1_epi16(static_cast<int16_t>((4 * j + 1) << 8 | 4 * j)));
-        const VI scale_hi = vi_pick_bytes(scales, _mm256_set1_epi16(static_cast<int16_t>((4 * j + 3) << 8 | (4 * j + 2))));
-        lanes = vi_add(lanes, vi_add(vi_madd16(vi_maddubs(lo, aq[2 * j]), scale_lo), vi_madd16(vi_maddubs(hi, aq[2 * j + 1]), scale_hi)));
-      }
-      acc[g] = vr_fma(vr_mul(da, vr_set_groups(d)), vr_from_i32(lanes), acc[g]);
+      for (int k = 0; k < 8; ++k) lanes = vi_add(lanes, vi_madd16(vi_maddubs(q[k], aq[k]), vi_spread_rows(scale16[hr][k], spread)));
+      acc[g] = vr_fma(vr_spread_rows(d[hr], spread), vr_from_i32(lanes), acc[g]);
     }
   }
-  for (int g = 0; g < RG; ++g) {
+  alignas(64) float min_terms[kPackRows];
+  for (int hr = 0; hr < kHeaders; ++hr) vr_store(min_terms + hr * kRowLanes, mins[hr]);
+  for (int g = 0; g < kRegs; ++g) {
     alignas(64) float v[kRowLanes];
     vr_store(v, acc[g]);
     for (int p = 0; p < kLaneRows; ++p) {
       const int r = g * kLaneRows + p;
-      store_out(t, r0 + r, 0, hsum_lanes8(_mm256_loadu_ps(v + 8 * p)) + mins[r]);
+      store_out(t, r0 + r, 0, hsum_lanes8(_mm256_loadu_ps(v + 8 * p)) + min_terms[r]);
     }
   }
 }
 
-constexpr int kQ5KColumnRegs = 8 / kLaneRows;  // eight rows per pass
-
 void q5_K_column(const DotTile& t) {
-  for (int64_t r0 = 0; r0 < t.rows; r0 += kQ5KColumnRegs * kLaneRows) q5_K_column_block<kQ5KColumnRegs>(t, r0);
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) q5_K_column_block(t, r0);
+}
+
+// Q5_K with several columns and int16 dot products (VNNI), as Q6_K's: each row block's
+// super-blocks loaded and widened once, then reused by every column.
+size_t q5_K_wide_work_size(const DotTile& t) { return k_act_pairs_bytes(t) + prepared_bytes<Q5KWide>(t.n / kQK_K, 1); }
+
+void q5_K_wide(const DotTile& t) {
+  constexpr int RGW = kKWideRegs;
+  TileWork work(t);
+  const __m256i* pairs = k_act_pairs(t, work);
+  for_prepared_row_blocks<RGW * kLaneRows, Q5KWide>(
+      t, work, t.n / kQK_K, 1,
+      [&](const char* const*, int64_t r0, int64_t i, Q5KWide* out) {
+        const char* wp[kRowLanes];  // the headers' rows: a register's worth from r0
+        block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+        const Q4KRows h = k_header_at(t, wp, r0, i, sizeof(engine::quant::BlockQ5_K));
+        for (int g = 0; g < RGW; ++g) {
+          KLaneRows rows;
+          q5_K_levels(t, wp + g * kLaneRows, r0 + g * kLaneRows, i, rows.q);
+          for (int k = 0; k < 8; ++k) rows.scale[k] = vi_spread_rows(q5_K_scale16(h, k), g);
+          rows.offset = vi_set1(0);
+          rows.d = vr_spread_rows(h.d, g);
+          out->reg[g] = k_widen(rows);
+        }
+        for (int m = 0; m < 4; ++m) out->min_pairs[m] = vi_or_shifted(h.min[2 * m], h.min[2 * m + 1], 16);
+        out->dmin = h.dmin;
+      },
+      [&](auto cols, const Q5KWide* rows, int64_t r0, int64_t c0) { k_wide_block<DType::Q5_K, RGW, decltype(cols)::value>(t, rows, pairs, r0, c0); });
 }
 
 template <bool Native>
@@ -757,7 +854,10 @@ bool dot_tile_impl(DType weight, DotOrder order, const DotTile& t) {
     case DType::Q4_K: return q4_K_serial(batch, t), true;
     case DType::Q2_K: return k_serial(weight, batch ? 8 : 16, t), true;
     case DType::Q3_K: return k_lanes_tile(weight, t), true;
-    case DType::Q5_K: return (t.cols == 1 ? q5_K_column(t) : k_lanes_tile(weight, t)), true;
+    case DType::Q5_K:
+      if (t.cols == 1) return q5_K_column(t), true;
+      if constexpr (ENGINE_SIMD_VNNI) return q5_K_wide(t), true;
+      return by_unpacked_groups(weight, t, [&](const DotTile& g) { k_lanes_tile(weight, g); }), true;
     case DType::Q6_K: return q6_K_lanes(t), true;
     default: return false;
   }
@@ -777,7 +877,9 @@ size_t dot_tile_work_size_impl(DType weight, DotOrder order, const DotTile& t) {
     case DType::Q4_K: return q4_K_serial_work_size(order == DotOrder::kBatch, t);
     case DType::Q2_K: return k_rows_bytes<8>(t);
     case DType::Q3_K: return k_rows_bytes<2>(t);
-    case DType::Q5_K: return t.cols == 1 ? 0 : k_rows_bytes<2>(t);
+    case DType::Q5_K:
+      if (t.cols == 1) return 0;
+      return ENGINE_SIMD_VNNI ? q5_K_wide_work_size(t) : unpacked_groups_bytes(t) + k_rows_bytes<2>(t);
     case DType::Q6_K: return q6_K_lanes_work_size(t);
     default: return 0;
   }

@@ -67,6 +67,28 @@ class TileWork {
   size_t left_;
 };
 
+// A packed weight read by a kernel with no packed form: group by group, each unpacked into the
+// file layout in the tile's work memory (unpacked_groups_bytes of it, before the kernel's own).
+inline size_t unpacked_groups_bytes(const DotTile& t) { return t.packed ? piece_bytes<char>(kPackRows * t.w_stride) : 0; }
+
+template <typename Kernel>
+void by_unpacked_groups(DType type, const DotTile& t, Kernel kernel) {
+  if (!t.packed) return kernel(t);
+  const size_t taken = unpacked_groups_bytes(t);
+  char* rows = TileWork(t).take<char>(kPackRows * t.w_stride);
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) {
+    unpack_group(type, t.n, t.w + r0 * static_cast<int64_t>(t.w_stride), rows);
+    DotTile group = t;
+    group.w = rows;
+    group.rows = min_i64(kPackRows, t.rows - r0);
+    group.out = t.out + r0 * static_cast<int64_t>(t.out_row);
+    group.packed = false;
+    group.work = t.work + taken;
+    group.work_size = t.work_size - taken;
+    kernel(group);
+  }
+}
+
 // What each block of 32 activations contributes besides its levels, made once per tile in a
 // table taken from its work memory: entry(block i of column c) at c * (n / 32) + i.
 template <typename Entry>

@@ -144,6 +144,7 @@ TEST(SimdParity, Q8_0PackedDots) { check_packed(DType::Q8_0, kLegacySizes); }
 TEST(SimdParity, Q4_0PackedDots) { check_packed(DType::Q4_0, kLegacySizes); }
 TEST(SimdParity, Q4_1PackedDots) { check_packed(DType::Q4_1, kLegacySizes); }
 TEST(SimdParity, Q4_KPackedDots) { check_packed(DType::Q4_K, kKSizes); }
+TEST(SimdParity, Q5_KPackedDots) { check_packed(DType::Q5_K, kKSizes); }
 TEST(SimdParity, Q6_KPackedDots) { check_packed(DType::Q6_K, kKSizes); }
 TEST(SimdParity, Q5_0Dots) { check_dtype(DType::Q5_0, kLegacySizes); }
 TEST(SimdParity, Q4_1Dots) { check_dtype(DType::Q4_1, kLegacySizes); }
