@@ -40,7 +40,8 @@
 namespace engine::cpu {
 namespace {
 
-constexpr const char* kHeader = "engine cpu decode forms 1";
+// The number goes up with every change to a decode kernel: a file timed on older kernels is timed anew.
+constexpr const char* kHeader = "engine cpu decode forms 2";
 constexpr int64_t kTimedK = 4096;              // elements per weight row, as in a 1B-8B model
 constexpr size_t kTimedBytes = size_t{32} << 20;  // weight bytes per timing
 constexpr int kTimedPasses = 3;                // the fastest of these after one to warm up, each from memory
