@@ -23,12 +23,16 @@ struct KLayout {
     size_t from, size;
   } tail[2];
 };
+constexpr KLayout kQ2KLayout{21, 0, 0, {}};
+constexpr KLayout kQ3KLayout{0, 0, 3, {{96, 12}, {108, 2}}};  // hmask, qs; scales; d
 constexpr KLayout kQ4KLayout{36, 0, 0, {}};
 constexpr KLayout kQ5KLayout{4, 16, 5, {}};                 // d, dmin, scales; qh, qs
 constexpr KLayout kQ6KLayout{0, 0, 6, {{192, 16}, {208, 2}}};  // ql, qh; scales; d
 
 const KLayout* k_layout(DType type) {
   switch (type) {
+    case DType::Q2_K: return &kQ2KLayout;
+    case DType::Q3_K: return &kQ3KLayout;
     case DType::Q4_K: return &kQ4KLayout;
     case DType::Q5_K: return &kQ5KLayout;
     case DType::Q6_K: return &kQ6KLayout;
@@ -70,8 +74,12 @@ void convert_group(DType type, int64_t k, char* rows, char* packed, bool to_pack
 }  // namespace
 
 bool has_packed_layout(DType type) {
-  return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q5_K ||
-         type == DType::Q6_K;
+  switch (type) {
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q8_0: return true;
+    default: return k_layout(type) != nullptr;
+  }
 }
 
 bool packable(const Tensor& w) {

@@ -136,10 +136,13 @@ inline void q8_pairs(const int8_t* q, __m256i* out) {
 }
 // The row's 16 signed bytes at p widened to int16.
 inline VI vi_widen_i8(const void* p) { return _mm256_cvtepi8_epi16(_mm_loadu_si128(static_cast<const __m128i*>(p))); }
+// The same from a register: each row's 16 signed bytes in its 128-bit lane of v.
+inline VI vi_widen_rows_i8(__m256i v) { return _mm256_cvtepi8_epi16(_mm256_castsi256_si128(v)); }
 // int16 products of u8 x with s8 y, adjacent pairs summed (no saturation for the levels used).
 inline VI vi_maddubs(VI x, VI y) { return _mm256_maddubs_epi16(x, y); }
 inline VI vi_madd16(VI a, VI b) { return _mm256_madd_epi16(a, b); }
 inline VI vi_sub(VI a, VI b) { return _mm256_sub_epi32(a, b); }
+inline VI vi_sub16(VI a, VI b) { return _mm256_sub_epi16(a, b); }
 // The row's 128-bit half n in both halves.
 template <int N>
 inline VI vi_row_half(VI v) { return _mm256_broadcastsi128_si256(N == 0 ? _mm256_castsi256_si128(v) : _mm256_extracti128_si256(v, 1)); }

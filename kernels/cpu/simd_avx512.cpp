@@ -139,10 +139,13 @@ inline void q8_pairs(const int8_t* q, __m256i* out) {
 }
 // Each row's 16 signed bytes at p (the register's rows one after the other) widened to int16.
 inline VI vi_widen_i8(const void* p) { return _mm512_cvtepi8_epi16(_mm256_loadu_si256(static_cast<const __m256i*>(p))); }
+// The same from a register: each row's 16 signed bytes in its 128-bit lane of v.
+inline VI vi_widen_rows_i8(__m256i v) { return _mm512_cvtepi8_epi16(v); }
 // int16 products of u8 x with s8 y, adjacent pairs summed (no saturation for the levels used).
 inline VI vi_maddubs(VI x, VI y) { return _mm512_maddubs_epi16(x, y); }
 inline VI vi_madd16(VI a, VI b) { return _mm512_madd_epi16(a, b); }
 inline VI vi_sub(VI a, VI b) { return _mm512_sub_epi32(a, b); }
+inline VI vi_sub16(VI a, VI b) { return _mm512_sub_epi16(a, b); }
 // Each row's 128-bit half n (of its 256 bits) in both halves of that row's 256 bits.
 template <int N>
 inline VI vi_row_half(VI v) { return _mm512_shuffle_i64x2(v, v, N == 0 ? 0xA0 : 0xF5); }

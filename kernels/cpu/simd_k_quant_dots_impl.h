@@ -395,6 +395,21 @@ struct KLaneRows {
   VR d;         // each row's scale on its lanes
 };
 
+// Per 32-element chunk k, the int16 scales of its two 16-element groups (lanes 0..3: group 2k,
+// lanes 4..7: group 2k + 1), from each row's 16 group scales as int16 (Q3_K and Q6_K).
+inline void sixteen_group_scales(VI scales, VI (&scale)[8]) {
+  // Both 128-bit halves hold scales 8n..8n+7; chunk 4n+k takes scale 2k in the low, 2k+1 in the high.
+  const VI halves[2] = {vi_row_half<0>(scales), vi_row_half<1>(scales)};
+  for (int n = 0; n < 2; ++n)
+    for (int k = 0; k < 4; ++k) {
+      const char lo = static_cast<char>(4 * k), hi = static_cast<char>(4 * k + 2);
+      const __m256i pick = _mm256_setr_epi8(lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo,
+                                            lo + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi,
+                                            hi + 1, hi, hi + 1);
+      scale[4 * n + k] = vi_pick_bytes(halves[n], pick);
+    }
+}
+
 // The register's rows from their raw fields: ql pieces l0[n], l1[n] (bytes 64n.., 64n + 32..),
 // qh pieces h[n], the 16 scales widened to int16, the scales d.
 inline void q6_K_rows(const VI (&l0)[2], const VI (&l1)[2], const VI (&h)[2], VI scales, VR d, KLaneRows& w) {
@@ -405,16 +420,7 @@ inline void q6_K_rows(const VI (&l0)[2], const VI (&l1)[2], const VI (&h)[2], VI
     w.q[4 * n + 3] = vi_or_shifted(vi_high_nibbles(l1[n]), vi_bits(h[n], 6, 0x03030303), 4);
   }
   w.offset = scales;
-  // Both 128-bit halves hold scales 8n..8n+7; chunk 4n+k takes scale 2k in the low, 2k+1 in the high.
-  const VI halves[2] = {vi_row_half<0>(w.offset), vi_row_half<1>(w.offset)};
-  for (int n = 0; n < 2; ++n)
-    for (int k = 0; k < 4; ++k) {
-      const char lo = static_cast<char>(4 * k), hi = static_cast<char>(4 * k + 2);
-      const __m256i pick = _mm256_setr_epi8(lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo,
-                                            lo + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi,
-                                            hi + 1, hi, hi + 1);
-      w.scale[4 * n + k] = vi_pick_bytes(halves[n], pick);
-    }
+  sixteen_group_scales(scales, w.scale);
   w.d = d;
 }
 
@@ -749,6 +755,157 @@ void k_lanes_tile(DType type, const DotTile& t) {
   }
 }
 
+// Q2_K, one activation column, from the packed layout (a row per 32-bit lane), in the GEMV's
+// k_serial_block order: per super-block and row the exact scaled sum and min sum, one FMA each.
+// With dot-product instructions (no int16 pair sums to saturate) the two-bit levels are masked in
+// place, 4^j times their value, and each group's sum divided back exactly: one operation a dword.
+void q2_K_packed_column(const DotTile& t) {
+  constexpr size_t kBlock = sizeof(engine::quant::BlockQ2_K);  // scales 16, qs 64, d and dmin: 21 dwords
+  constexpr size_t kQuarter = kPackRows * kBlock / 4;
+  const int64_t nb = t.n / kQK_K;
+  const auto* act = reinterpret_cast<const BlockQ8_K*>(t.a);
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) {
+    VR acc = vr_zero(), acc_min = vr_zero();
+    for (int64_t i = 0; i < nb; ++i) {
+      const char* blk = packed_block(t, r0, i, kBlock) + (r0 % kPackRows) * 4;
+      const auto dword = [&](int c) { return vi_load(blk + c * kPackRows * 4); };
+      const BlockQ8_K& a = act[i];
+      VI sum = vi_set1(0), mins = vi_set1(0);
+      for (int c = 0; c < 4; ++c) {  // scale dword c: groups 4c .. 4c + 3
+        prefetch_stream(packed_block(t, r0, i, kBlock) + c * kQuarter, kQuarter);
+        const VI sc = dword(c);
+        for (int b = 0; b < 4; ++b) {
+          // Group g (elements 16g ..): qs bytes 32n + 16 (g % 2) .. + 15 at bits 2j, n = g / 8, j = g % 8 / 2.
+          const int g = 4 * c + b, j = g % 8 / 2, first = 4 + 8 * (g / 8) + 4 * (g % 2);
+          VI s = vi_set1(0);
+          for (int e = 0; e < 4; ++e) {
+            const VI x = dword(first + e);
+            const VI levels = ENGINE_SIMD_VNNI ? vi_bits(x, 0, 0x03030303 << (2 * j)) : vi_bits(x, 2 * j, 0x03030303);
+            s = vi_dot_u8(s, levels, a.qs + 16 * g + 4 * e);
+          }
+          if (ENGINE_SIMD_VNNI) s = vi_shift_right(s, 2 * j);
+          sum = vi_add(sum, vi_madd16(s, vi_bits(sc, 8 * b, 0x0F)));  // |s| < 2^15: its low half is s
+          mins = vi_add(mins, vi_mul_u16(vi_bits(sc, 8 * b + 4, 0x0F), a.bsums[g]));
+        }
+      }
+      const VI d_dmin = dword(20);
+      const VR da = vr_set1(a.d);
+      acc = vr_fma(vr_from_i32(sum), vr_mul(vr_half_low(d_dmin), da), acc);
+      acc_min = vr_fma(vr_from_i32(mins), vr_mul(vr_half_high(d_dmin), da), acc_min);
+    }
+    alignas(64) float v[kRowLanes], vm[kRowLanes];
+    vr_store(v, acc);
+    vr_store(vm, acc_min);
+    for (int r = 0; r < kRowLanes; ++r) store_out(t, r0 + r, 0, v[r] - vm[r]);
+  }
+}
+
+// Q3_K, one activation column, in k_lanes_block's order straight from the blocks. Each level is
+// held as u = q + 4 (0..7: the two low bits and the high bit at bit 2), so byte products stay
+// unsigned; each pair's 4 (a0 + a1), the same for every row, is taken back before the scales:
+// the int16 pair sums, and so the lane sums, are the signed products' exactly.
+struct Q3KRows {
+  VI u[8];      // per 32-element chunk
+  VI scale[8];  // as sixteen_group_scales
+  VR d;
+};
+
+// Super-block i of the kLaneRows rows from tile row r (the file's rows at wp), either layout
+// (repack.h: rows in pairs, their hmask and qs pieces alternating, then their scales and d).
+[[gnu::always_inline]] inline void q3_K_rows(const DotTile& t, const char* const* wp, int64_t r, int64_t i, Q3KRows& w) {
+  using engine::quant::BlockQ3_K;
+  constexpr size_t kBlock = sizeof(BlockQ3_K);
+  VI hmask, qs[2];
+  __m256i raw;  // per row 16 bytes in its 128-bit lane, the first 12 its packed scales
+  alignas(4) uint16_t d[2] = {};
+  if (t.packed) {
+    const char* pair = packed_block(t, r, i, kBlock) + r % kPackRows / 2 * 2 * kBlock;
+    const int64_t p = kLaneRows == 1 ? r % 2 : 0;  // the row within its pair, when a register holds one
+    hmask = vi_load(pair + 32 * p);
+    for (int n = 0; n < 2; ++n) qs[n] = vi_load(pair + 64 * (1 + n) + 32 * p);
+    const auto scales_at = [&](int64_t q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(pair + 192 + 12 * q)); };  // within the pair
+    raw = _mm256_set_m128i(scales_at(kLaneRows == 1 ? p : 1), scales_at(p));
+    std::memcpy(d, pair + 216 + 2 * p, 2 * kLaneRows);
+  } else {
+    alignas(32) uint8_t scale_bytes[32] = {};
+
+    const auto rows = [&](size_t offset) {
+      __m256i parts[kLaneRows];
+      for (int q = 0; q < kLaneRows; ++q) parts[q] = load256(wp[q] + i * kBlock + offset);
+      return vi_join(parts);
+    };
+    hmask = rows(offsetof(BlockQ3_K, hmask));
+    for (int n = 0; n < 2; ++n) qs[n] = rows(offsetof(BlockQ3_K, qs) + 32 * n);
+    for (int q = 0; q < kLaneRows; ++q) {  // 12 bytes: 16 would read past the tensor's last block
+      std::memcpy(scale_bytes + 16 * q, wp[q] + i * kBlock + offsetof(BlockQ3_K, scales), 12);
+      std::memcpy(d + q, wp[q] + i * kBlock + offsetof(BlockQ3_K, d), 2);
+    }
+    raw = _mm256_load_si256(reinterpret_cast<const __m256i*>(scale_bytes));
+  }
+  for (int n = 0; n < 2; ++n)
+    for (int j = 0; j < 4; ++j)  // chunk 4n + j: bits 2j of qs[n], bit 4n + j of hmask
+      w.u[4 * n + j] = vi_or(vi_bits(qs[n], 2 * j, 0x03030303), vi_move_bit(hmask, 4 * n + j, 2));
+  // Group g's 6-bit scale: low four bits from byte g (g < 8) or the high nibble of byte g - 8, high
+  // two bits from byte 8 + g % 4 at bit 2 (g / 4); minus 32. Each row's 16 in its 128-bit lane.
+  const __m256i low = _mm256_and_si256(
+      _mm256_srlv_epi64(_mm256_shuffle_epi8(raw, _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7,
+                                                                  0, 1, 2, 3, 4, 5, 6, 7)),
+                        _mm256_setr_epi64x(0, 4, 0, 4)),
+      _mm256_set1_epi8(0x0F));
+  const __m256i high = _mm256_and_si256(
+      _mm256_srlv_epi32(_mm256_shuffle_epi8(raw, _mm256_setr_epi8(8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8,
+                                                                  9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11)),
+                        _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)),
+      _mm256_set1_epi8(3));
+  sixteen_group_scales(vi_widen_rows_i8(_mm256_sub_epi8(_mm256_or_si256(low, _mm256_slli_epi16(high, 4)), _mm256_set1_epi8(32))),
+                       w.scale);
+  w.d = vr_rows_f16(d);
+}
+
+void q3_K_column_block(const DotTile& t, int64_t r0) {
+  using engine::quant::BlockQ3_K;
+  constexpr int kRegs = kPackRows / kLaneRows;
+  constexpr size_t kBlock = sizeof(BlockQ3_K);
+  const char* wp[kPackRows];
+  block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
+  const int64_t nb = t.n / kQK_K;
+  const auto* act = reinterpret_cast<const BlockQ8_K*>(t.a);
+  VR acc[kRegs];
+  for (VR& v : acc) v = vr_zero();
+  for (int64_t i = 0; i < nb; ++i) {
+    if (!t.packed) {
+      constexpr int64_t kAhead = 2;  // blocks: many streams this close together lose the hardware prefetchers
+      for (const char* row : wp)
+        for (size_t o = 0; o < kBlock; o += 64) __builtin_prefetch(row + (i + kAhead) * kBlock + o);
+    }
+    const BlockQ8_K& a = act[i];
+    VI aq[8], fours[8];  // activations, and per byte pair 4 (a0 + a1)
+    for (int k = 0; k < 8; ++k) {
+      aq[k] = vi_repeat(load256(a.qs + 32 * k));
+      fours[k] = vi_maddubs(vi_set1(0x04040404), aq[k]);
+    }
+    const VR da = vr_set1(a.d);
+    for (int g = 0; g < kRegs; ++g) {
+      const int row = g * kLaneRows;
+      if (t.packed && row % 2 == 0) prefetch_stream(packed_block(t, r0, i, kBlock) + row / 2 * 2 * kBlock, 2 * kBlock);
+      Q3KRows w;
+      q3_K_rows(t, wp + row, r0 + row, i, w);
+      VI lanes = vi_set1(0);
+      for (int k = 0; k < 8; ++k) lanes = vi_add(lanes, vi_madd16(vi_sub16(vi_maddubs(w.u[k], aq[k]), fours[k]), w.scale[k]));
+      acc[g] = vr_fma(vr_mul(da, w.d), vr_from_i32(lanes), acc[g]);
+    }
+  }
+  for (int g = 0; g < kRegs; ++g) {
+    alignas(64) float v[kRowLanes];
+    vr_store(v, acc[g]);
+    for (int p = 0; p < kLaneRows; ++p) store_out(t, r0 + g * kLaneRows + p, 0, hsum_lanes8(_mm256_loadu_ps(v + 8 * p)));
+  }
+}
+
+void q3_K_column(const DotTile& t) {
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) q3_K_column_block(t, r0);
+}
+
 // Q5_K, one activation column, in k_lanes_block's order straight from the blocks: a super-block's
 // eight lane sums are exact integers however they are formed, so they are formed in registers
 // with no unpacked copy of the rows. A pass takes kPackRows rows (a packed group: one stream):
@@ -852,8 +1009,12 @@ bool dot_tile_impl(DType weight, DotOrder order, const DotTile& t) {
     case DType::Q5_1: return legacy_lanes<Q5_1Levels>(t), true;
     case DType::Q4_0: return q4_0_serial(t), true;
     case DType::Q4_K: return q4_K_serial(batch, t), true;
-    case DType::Q2_K: return k_serial(weight, batch ? 8 : 16, t), true;
-    case DType::Q3_K: return k_lanes_tile(weight, t), true;
+    case DType::Q2_K:
+      if (t.cols == 1 && t.packed && !batch) return q2_K_packed_column(t), true;
+      return by_unpacked_groups(weight, t, [&](const DotTile& g) { k_serial(weight, batch ? 8 : 16, g); }), true;
+    case DType::Q3_K:
+      if (t.cols == 1) return q3_K_column(t), true;
+      return by_unpacked_groups(weight, t, [&](const DotTile& g) { k_lanes_tile(weight, g); }), true;
     case DType::Q5_K:
       if (t.cols == 1) return q5_K_column(t), true;
       if constexpr (ENGINE_SIMD_VNNI) return q5_K_wide(t), true;
@@ -875,8 +1036,8 @@ size_t dot_tile_work_size_impl(DType weight, DotOrder order, const DotTile& t) {
     case DType::Q5_1: return legacy_lanes_work_size(t);
     case DType::Q4_0: return q4_0_serial_work_size(t);
     case DType::Q4_K: return q4_K_serial_work_size(order == DotOrder::kBatch, t);
-    case DType::Q2_K: return k_rows_bytes<8>(t);
-    case DType::Q3_K: return k_rows_bytes<2>(t);
+    case DType::Q2_K: return t.cols == 1 && t.packed && order != DotOrder::kBatch ? 0 : unpacked_groups_bytes(t) + k_rows_bytes<8>(t);
+    case DType::Q3_K: return t.cols == 1 ? 0 : unpacked_groups_bytes(t) + k_rows_bytes<2>(t);
     case DType::Q5_K:
       if (t.cols == 1) return 0;
       return ENGINE_SIMD_VNNI ? q5_K_wide_work_size(t) : unpacked_groups_bytes(t) + k_rows_bytes<2>(t);
