@@ -80,12 +80,14 @@ void copy_elements(const ComputeParams& p, const Tensor* src, Tensor* dst) {
   char* dst_data = static_cast<char*>(dst->data);
   const int64_t ne00 = src->ne[0];
   // One row, its dst elements d_stride bytes apart: dense rows of one dtype are a memcpy, F32 ->
-  // F16 (a KV store) the SIMD conversion (which rounds as fp32_to_fp16), else element by element.
+  // F16 (a KV store) the SIMD conversion (which rounds as fp32_to_fp16), else element by element
+  // (so are rows too short for the conversion's call to pay: a transposed V store's one-element rows).
   auto copy_row = [&](const char* s, char* d, size_t d_stride) {
+    constexpr int64_t kShortRow = 16;
     const bool dense = src->nb[0] == es && d_stride == ed;
     if (dense && st == dt)
       std::memcpy(d, s, static_cast<size_t>(ne00) * es);
-    else if (dense && st == DType::F32 && dt == DType::F16)
+    else if (dense && st == DType::F32 && dt == DType::F16 && ne00 >= kShortRow)
       quantize_activation(DType::F16, reinterpret_cast<const float*>(s), d, ne00);
     else
       for (int64_t i = 0; i < ne00; ++i) copy_one(s + i * src->nb[0], d + i * d_stride);

@@ -118,7 +118,7 @@ DecodeForm time_forms(DType weight) {
   DecodeForm form{weight, cpu_simd_level()};
   form.avx2_gbs = time_form(weight, SimdLevel::kAvx2, w, rows, act.data(), out);
   form.avx512_gbs = time_form(weight, cpu_simd_level(), w, rows, act.data(), out);
-  form.level = form.avx2_gbs > form.avx512_gbs ? SimdLevel::kAvx2 : cpu_simd_level();
+  form.level = faster_form(form.avx2_gbs, form.avx512_gbs);
   return form;
 }
 
@@ -153,6 +153,11 @@ void write_cache(const std::string& path, const std::vector<DecodeForm>& forms) 
 }
 
 }  // namespace
+
+SimdLevel faster_form(double avx2_gbs, double avx512_gbs) {
+  constexpr double kNoise = 1.03;
+  return avx2_gbs > avx512_gbs * kNoise ? SimdLevel::kAvx2 : cpu_simd_level();
+}
 
 SimdLevel decode_level(DType weight) {
   const auto id = static_cast<uint32_t>(weight);

@@ -20,6 +20,11 @@ struct DecodeForm {
   double avx2_gbs = 0, avx512_gbs = 0;
 };
 
+// The form kept for a dtype timed at these rates: AVX2 only where it is faster by more than the
+// timing's noise (3 %). Within that the two are equals on one thread, and the wide form, issuing
+// half the instructions, stays ahead when several threads share the memory (decode runs so).
+SimdLevel faster_form(double avx2_gbs, double avx512_gbs);
+
 // The level one-column products of `weight` run on: its chosen form, capped by simd_level().
 SimdLevel decode_level(DType weight);
 

@@ -66,6 +66,14 @@ TEST(DecodeTuning, CacheTextItCannotUseIsRefused) {
   }
 }
 
+TEST(DecodeTuning, TheNarrowFormOnlyWhenClearlyFaster) {
+  if (cpu_simd_level() < SimdLevel::kAvx512) GTEST_SKIP() << "no AVX-512: one form per dtype, nothing to time";
+  EXPECT_EQ(faster_form(12.0, 10.0), SimdLevel::kAvx2);
+  EXPECT_EQ(faster_form(10.0, 12.0), cpu_simd_level());
+  EXPECT_EQ(faster_form(10.2, 10.0), cpu_simd_level()) << "2 % is the timing's noise";
+  EXPECT_EQ(faster_form(10.0, 10.0), cpu_simd_level());
+}
+
 TEST(DecodeTuning, KeepsTheFasterFormOfEachDtypeAndCachesIt) {
   if (cpu_simd_level() < SimdLevel::kAvx512) GTEST_SKIP() << "no AVX-512: one form per dtype, nothing to time";
   const std::string path = (std::filesystem::temp_directory_path() / ("engine-tune-" + std::to_string(getpid()) + ".txt")).string();
@@ -76,7 +84,7 @@ TEST(DecodeTuning, KeepsTheFasterFormOfEachDtypeAndCachesIt) {
   for (const DecodeForm& f : forms) {
     EXPECT_GT(f.avx2_gbs, 0) << dtype_name(f.weight);
     EXPECT_GT(f.avx512_gbs, 0) << dtype_name(f.weight);
-    EXPECT_EQ(f.level, f.avx2_gbs > f.avx512_gbs ? SimdLevel::kAvx2 : cpu_simd_level()) << dtype_name(f.weight);
+    EXPECT_EQ(f.level, faster_form(f.avx2_gbs, f.avx512_gbs)) << dtype_name(f.weight);
     EXPECT_EQ(decode_level(f.weight), std::min(f.level, simd_level())) << dtype_name(f.weight);
   }
   std::ifstream in(path);
