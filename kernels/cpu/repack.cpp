@@ -61,8 +61,9 @@ void convert_group(DType type, int64_t k, char* rows, char* packed, bool to_pack
         }
         continue;
       }
-      // Q4_0, Q8_0: the scale, then dword j of the levels; Q4_1: the scale, the min, then the same.
-      const int halves = type == DType::Q4_1 ? 2 : 1;
+      // Q4_0, Q5_0, Q8_0: the scale, then dword j of the rest; Q4_1, Q5_1: the scale, the min,
+      // then the same.
+      const int halves = type == DType::Q4_1 || type == DType::Q5_1 ? 2 : 1;
       for (int h = 0; h < halves; ++h) move(file + h * sizeof(uint16_t), pack + h * kScaleBytes + r * sizeof(uint16_t), sizeof(uint16_t));
       char* levels = file + halves * sizeof(uint16_t);
       for (size_t j = 0; j < (bb - halves * sizeof(uint16_t)) / 4; ++j)
@@ -77,6 +78,8 @@ bool has_packed_layout(DType type) {
   switch (type) {
     case DType::Q4_0:
     case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
     case DType::Q8_0: return true;
     default: return k_layout(type) != nullptr;
   }

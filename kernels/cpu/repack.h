@@ -6,6 +6,7 @@
 //   Q8_0: the kPackRows f16 scales, then for j = 0..7 the j-th 4 bytes of each row's levels.
 //   Q4_0: the kPackRows f16 scales, then for j = 0..3 the j-th 4 bytes of each row's nibbles.
 //   Q4_1: the kPackRows f16 scales, the kPackRows f16 mins, then the nibbles as Q4_0's.
+//   Q5_0, Q5_1: as Q4_0, Q4_1, the rows' qh words first among their dwords (j = 0..4).
 //   Q2_K: for c = 0..20 the c-th 4 bytes of each row's super-block.
 //   Q3_K: rows in pairs; per pair the two rows' 32-byte pieces of hmask then qs alternate, then
 //         their 12 scale bytes, then their two d.
@@ -27,7 +28,7 @@ constexpr int64_t kPackRows = 16;
 
 // True for the dtypes with a packed layout (above).
 bool has_packed_layout(DType type);
-// True when `w` (a model weight) has a packed layout: Q4_0, Q4_1, Q8_0 or a K-quant, dense, rows a
+// True when `w` (a model weight) has a packed layout: a legacy or K-quant type, dense, rows a
 // multiple of kPackRows; 2-D, or 3-D experts (each expert's rows whole groups).
 bool packable(const Tensor& w);
 

@@ -172,6 +172,19 @@ inline VI vi_mul_u16(VI x, int16_t y) { return _mm256_madd_epi16(x, _mm256_set1_
 inline VI vi_bits(VI v, int shift, int32_t mask) { return _mm256_and_si256(_mm256_srli_epi32(v, shift), _mm256_set1_epi32(mask)); }
 inline VI vi_or_shifted(VI a, VI b, int shift) { return _mm256_or_si256(a, _mm256_slli_epi32(b, shift)); }
 inline VI vi_or(VI a, VI b) { return _mm256_or_si256(a, b); }
+inline VI vi_sub8(VI a, VI b) { return _mm256_sub_epi8(a, b); }
+// Per byte b of each lane, 0x10 where bit 4 * lane_of_block + b of that lane's qh word is set:
+// the fifth bits of a legacy block's elements 4j .. 4j + 3, each lane one row.
+inline VI vi_fifth_bits(VI qh, int j) {
+  const char byte = static_cast<char>(j / 2);
+  const VI spread = _mm256_shuffle_epi8(qh, _mm256_setr_epi8(byte, byte, byte, byte, byte + 4, byte + 4, byte + 4, byte + 4, byte + 8,
+                                                              byte + 8, byte + 8, byte + 8, byte + 12, byte + 12, byte + 12, byte + 12,
+                                                              byte, byte, byte, byte, byte + 4, byte + 4, byte + 4, byte + 4, byte + 8,
+                                                              byte + 8, byte + 8, byte + 8, byte + 12, byte + 12, byte + 12, byte + 12));
+  const int shift = 4 * (j % 2);
+  const VI bits = _mm256_set1_epi32(static_cast<int32_t>(0x08040201u << shift));
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bits), bits), _mm256_set1_epi8(0x10));
+}
 // Bit `from` of each byte of v moved to bit `to`, every other bit cleared.
 inline VI vi_move_bit(VI v, int from, int to) {
   const VI moved = to >= from ? _mm256_slli_epi32(v, to - from) : _mm256_srli_epi32(v, from - to);

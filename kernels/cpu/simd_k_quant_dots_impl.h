@@ -1004,9 +1004,9 @@ bool dot_tile_impl(DType weight, DotOrder order, const DotTile& t) {
     case DType::F16:
     case DType::BF16: return float_dot_tile<Native>(weight, order, t);
     case DType::Q8_0: return (t.cols > 1 || t.packed ? q8_0_lanes_gemm(t) : legacy_lanes_column<Q8_0Levels>(t)), true;
-    case DType::Q5_0: return legacy_lanes<Q5_0Levels>(t), true;
+    case DType::Q5_0: return (t.packed ? q5_0_packed(t) : legacy_lanes<Q5_0Levels>(t)), true;
     case DType::Q4_1: return (t.packed ? q4_1_packed(t) : legacy_lanes<Q4_1Levels>(t)), true;
-    case DType::Q5_1: return legacy_lanes<Q5_1Levels>(t), true;
+    case DType::Q5_1: return (t.packed ? q5_1_packed(t) : legacy_lanes<Q5_1Levels>(t)), true;
     case DType::Q4_0: return q4_0_serial(t), true;
     case DType::Q4_K: return q4_K_serial(batch, t), true;
     case DType::Q2_K:
@@ -1032,8 +1032,8 @@ size_t dot_tile_work_size_impl(DType weight, DotOrder order, const DotTile& t) {
     case DType::BF16: return float_dot_tile_work_size(weight, order, t);
     case DType::Q8_0: return t.cols > 1 || t.packed ? q8_0_lanes_gemm_work_size(t) : legacy_lanes_work_size(t);
     case DType::Q4_1: return t.packed ? q4_1_packed_work_size(t) : legacy_lanes_work_size(t);
-    case DType::Q5_0:
-    case DType::Q5_1: return legacy_lanes_work_size(t);
+    case DType::Q5_0: return t.packed ? q8_0_lanes_gemm_work_size(t) : legacy_lanes_work_size(t);
+    case DType::Q5_1: return t.packed ? q4_1_packed_work_size(t) : legacy_lanes_work_size(t);
     case DType::Q4_0: return q4_0_serial_work_size(t);
     case DType::Q4_K: return q4_K_serial_work_size(order == DotOrder::kBatch, t);
     case DType::Q2_K: return t.cols == 1 && t.packed && order != DotOrder::kBatch ? 0 : unpacked_groups_bytes(t) + k_rows_bytes<8>(t);

@@ -292,7 +292,10 @@ size_t q8_0_lanes_gemm_work_size(const DotTile& t) {
   return act_table_bytes<Q8_0LaneAct>(t) + (t.packed && t.cols == 1 ? 0 : prepared_bytes<Q8_0LaneRows>(t.n / kQK, 1));
 }
 
-void q8_0_lanes_gemm(const DotTile& t) {
+// packed_rows(r0, i): block i of the packed rows from r0 as Q8_0LaneRows (Q8_0's, or Q5_0's
+// below); rows in the file layout are Q8_0's.
+template <typename PackedRows>
+void signed_lanes_gemm(const DotTile& t, PackedRows packed_rows) {
   const int64_t nb = t.n / kQK;
   TileWork work(t);
   const Q8_0LaneAct* acts = act_table<Q8_0LaneAct, BlockQ8_0>(t, work, [](const BlockQ8_0& a) {
@@ -305,20 +308,46 @@ void q8_0_lanes_gemm(const DotTile& t) {
   });
   if (t.packed && t.cols == 1) {  // decode: each block's registers straight from the weight stream
     for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes)
-      q8_0_lane_block<1>(t, [&](int64_t i) { return q8_0_packed_lane_rows(t, r0, i); }, acts, r0, 0);
+      q8_0_lane_block<1>(t, [&](int64_t i) { return packed_rows(r0, i); }, acts, r0, 0);
     return;
   }
   for_prepared_row_blocks<kRowLanes, Q8_0LaneRows, 2>(
       t, work, nb, 1,
       [&](const char* const* wp, int64_t r0, int64_t i, Q8_0LaneRows* out) {
         if (t.packed)
-          *out = q8_0_packed_lane_rows(t, r0, i);
+          *out = packed_rows(r0, i);
         else
           q8_0_file_lane_rows(wp, i, *out);
       },
       [&](auto cols, const Q8_0LaneRows* rows, int64_t r0, int64_t c0) {
         q8_0_lane_block<decltype(cols)::value>(t, [rows](int64_t i) -> const Q8_0LaneRows& { return rows[i]; }, acts, r0, c0);
       });
+}
+
+void q8_0_lanes_gemm(const DotTile& t) {
+  signed_lanes_gemm(t, [&](int64_t r0, int64_t i) { return q8_0_packed_lane_rows(t, r0, i); });
+}
+
+// Q5_0 packed (repack.h: the scales, then dword 0, qh, and dwords 1..4, the nibbles, of every
+// row): Q8_0's lane rows with each level (nibble | fifth bit) - 16.
+[[gnu::always_inline]] inline Q8_0LaneRows q5_0_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i) {
+  const char* group = packed_block(t, r0, i, sizeof(BlockQ5_0));
+  prefetch_stream(group, kPackRows * sizeof(BlockQ5_0));
+  const char* dwords = group + kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t);
+  const VI qh = vi_load(dwords);
+  const VI sixteen = vi_set1(0x10101010);
+  Q8_0LaneRows w;
+  for (int j = 0; j < 4; ++j) {
+    const VI quad = vi_load(dwords + (1 + j) * kPackRows * sizeof(int32_t));
+    w.lanes[j] = vi_signed_levels(vi_sub8(vi_or(vi_low_nibbles(quad), vi_fifth_bits(qh, j)), sixteen));
+    w.lanes[4 + j] = vi_signed_levels(vi_sub8(vi_or(vi_high_nibbles(quad), vi_fifth_bits(qh, 4 + j)), sixteen));
+  }
+  w.d = vr_load_f16(reinterpret_cast<const uint16_t*>(group) + r0 % kPackRows);
+  return w;
+}
+
+void q5_0_packed(const DotTile& t) {
+  signed_lanes_gemm(t, [&](int64_t r0, int64_t i) { return q5_0_packed_lane_rows(t, r0, i); });
 }
 
 // Q4_1 packed (repack.h) in legacy_lanes_block's eight-lane order, each register holding one
@@ -379,18 +408,46 @@ template <int CB, typename RowsOf>
 // Work memory: with several columns, the prepared row blocks.
 size_t q4_1_packed_work_size(const DotTile& t) { return t.cols == 1 ? 0 : prepared_bytes<Q4_1LaneRows>(t.n / kQK, 1); }
 
-void q4_1_packed(const DotTile& t) {
+// packed_rows(r0, i): block i of the packed rows from r0 as Q4_1LaneRows (Q4_1's or Q5_1's).
+template <typename PackedRows>
+void unsigned_lanes_packed(const DotTile& t, PackedRows packed_rows) {
   if (t.cols == 1) {  // decode: each block's registers straight from the weight stream
-    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes)
-      q4_1_lane_block<1>(t, [&](int64_t i) { return q4_1_packed_lane_rows(t, r0, i); }, r0, 0);
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_1_lane_block<1>(t, [&](int64_t i) { return packed_rows(r0, i); }, r0, 0);
     return;
   }
   TileWork work(t);
   for_prepared_row_blocks<kRowLanes, Q4_1LaneRows, 2>(
-      t, work, t.n / kQK, 1, [&](const char* const*, int64_t r0, int64_t i, Q4_1LaneRows* out) { *out = q4_1_packed_lane_rows(t, r0, i); },
+      t, work, t.n / kQK, 1, [&](const char* const*, int64_t r0, int64_t i, Q4_1LaneRows* out) { *out = packed_rows(r0, i); },
       [&](auto cols, const Q4_1LaneRows* rows, int64_t r0, int64_t c0) {
         q4_1_lane_block<decltype(cols)::value>(t, [rows](int64_t i) -> const Q4_1LaneRows& { return rows[i]; }, r0, c0);
       });
+}
+
+void q4_1_packed(const DotTile& t) {
+  unsigned_lanes_packed(t, [&](int64_t r0, int64_t i) { return q4_1_packed_lane_rows(t, r0, i); });
+}
+
+// Q5_1 packed (repack.h: the scales, the mins, then dword 0, qh, and dwords 1..4, the nibbles,
+// of every row): Q4_1's lane rows with each level's fifth bit.
+[[gnu::always_inline]] inline Q4_1LaneRows q5_1_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i) {
+  const char* group = packed_block(t, r0, i, sizeof(BlockQ5_1));
+  prefetch_stream(group, kPackRows * sizeof(BlockQ5_1), false);  // as Q4_1's
+  const auto* halves = reinterpret_cast<const uint16_t*>(group) + r0 % kPackRows;
+  const char* dwords = group + 2 * kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t);
+  const VI qh = vi_load(dwords);
+  Q4_1LaneRows w;
+  for (int j = 0; j < 4; ++j) {
+    const VI quad = vi_load(dwords + (1 + j) * kPackRows * sizeof(int32_t));
+    w.lanes[j] = vi_or(vi_low_nibbles(quad), vi_fifth_bits(qh, j));
+    w.lanes[4 + j] = vi_or(vi_high_nibbles(quad), vi_fifth_bits(qh, 4 + j));
+  }
+  w.d = vr_load_f16(halves);
+  w.m = vr_load_f16(halves + kPackRows);
+  return w;
+}
+
+void q5_1_packed(const DotTile& t) {
+  unsigned_lanes_packed(t, [&](int64_t r0, int64_t i) { return q5_1_packed_lane_rows(t, r0, i); });
 }
 
 // Q4_0 repacked order: per output one float accumulator, one FMA per block of its exact

@@ -143,6 +143,8 @@ TEST(SimdParity, Q4_0Dots) { check_dtype(DType::Q4_0, kLegacySizes); }
 TEST(SimdParity, Q8_0PackedDots) { check_packed(DType::Q8_0, kLegacySizes); }
 TEST(SimdParity, Q4_0PackedDots) { check_packed(DType::Q4_0, kLegacySizes); }
 TEST(SimdParity, Q4_1PackedDots) { check_packed(DType::Q4_1, kLegacySizes); }
+TEST(SimdParity, Q5_0PackedDots) { check_packed(DType::Q5_0, kLegacySizes); }
+TEST(SimdParity, Q5_1PackedDots) { check_packed(DType::Q5_1, kLegacySizes); }
 TEST(SimdParity, Q2_KPackedDots) { check_packed(DType::Q2_K, kKSizes); }
 TEST(SimdParity, Q3_KPackedDots) { check_packed(DType::Q3_K, kKSizes); }
 TEST(SimdParity, Q4_KPackedDots) { check_packed(DType::Q4_K, kKSizes); }
