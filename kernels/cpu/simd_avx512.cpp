@@ -172,7 +172,7 @@ inline VI vi_bits(VI v, int shift, int32_t mask) { return _mm512_and_si512(_mm51
 inline VI vi_or_shifted(VI a, VI b, int shift) { return _mm512_or_si512(a, _mm512_slli_epi32(b, shift)); }
 inline VI vi_or(VI a, VI b) { return _mm512_or_si512(a, b); }
 inline VI vi_sub8(VI a, VI b) { return _mm512_sub_epi8(a, b); }
-// Per byte b of each lane, 0x10 where bit 4 * lane_of_block + b of that lane's qh word is set:
+// Per byte b of each 32-bit lane, 0x10 where bit 4j + b of that lane's qh word is set:
 // the fifth bits of a legacy block's elements 4j .. 4j + 3, each lane one row.
 inline VI vi_fifth_bits(VI qh, int j) {
   const char byte = static_cast<char>(j / 2);
