@@ -755,50 +755,73 @@ void k_lanes_tile(DType type, const DotTile& t) {
   }
 }
 
-// Q2_K, one activation column, from the packed layout (a row per 32-bit lane), in the GEMV's
-// k_serial_block order: per super-block and row the exact scaled sum and min sum, one FMA each.
-// With dot-product instructions (no int16 pair sums to saturate) the two-bit levels are masked in
-// place, 4^j times their value, and each group's sum divided back exactly: one operation a dword.
-void q2_K_packed_column(const DotTile& t) {
+// Q2_K from the packed layout (a row per 32-bit lane), in k_serial_block's order: per run of
+// 16 / Runs groups and row the exact scaled sum and min sum, one FMA each (Runs 1: the GEMV's
+// order, 2: the batch order's), for columns c0 .. c0 + CB - 1. With dot-product instructions
+// (no int16 pair sums to saturate) the two-bit levels are masked in place, 4^j times their
+// value, and each group's sum divided back exactly: one operation a dword.
+template <int CB, int Runs>
+void q2_K_packed_block(const DotTile& t, int64_t r0, int64_t c0) {
   constexpr size_t kBlock = sizeof(engine::quant::BlockQ2_K);  // scales 16, qs 64, d and dmin: 21 dwords
   constexpr size_t kQuarter = kPackRows * kBlock / 4;
   const int64_t nb = t.n / kQK_K;
-  const auto* act = reinterpret_cast<const BlockQ8_K*>(t.a);
-  for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) {
-    VR acc = vr_zero(), acc_min = vr_zero();
-    for (int64_t i = 0; i < nb; ++i) {
-      const char* blk = packed_block(t, r0, i, kBlock) + (r0 % kPackRows) * 4;
-      const auto dword = [&](int c) { return vi_load(blk + c * kPackRows * 4); };
-      const BlockQ8_K& a = act[i];
-      VI sum = vi_set1(0), mins = vi_set1(0);
-      for (int c = 0; c < 4; ++c) {  // scale dword c: groups 4c .. 4c + 3
-        prefetch_stream(packed_block(t, r0, i, kBlock) + c * kQuarter, kQuarter);
-        const VI sc = dword(c);
+  const char* ap[CB];
+  block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
+  VR acc[CB], acc_min[CB];
+  for (int c = 0; c < CB; ++c) acc[c] = acc_min[c] = vr_zero();
+  for (int64_t i = 0; i < nb; ++i) {
+    const char* blk = packed_block(t, r0, i, kBlock) + (r0 % kPackRows) * 4;
+    const auto dword = [&](int k) { return vi_load(blk + k * kPackRows * 4); };
+    const BlockQ8_K* a[CB];
+    for (int c = 0; c < CB; ++c) a[c] = reinterpret_cast<const BlockQ8_K*>(ap[c]) + i;
+    const VI d_dmin = dword(20);
+    for (int run = 0; run < Runs; ++run) {
+      VI sum[CB], mins[CB];
+      for (int c = 0; c < CB; ++c) sum[c] = mins[c] = vi_set1(0);
+      for (int k = run * 4 / Runs; k < (run + 1) * 4 / Runs; ++k) {  // scale dword k: groups 4k .. 4k + 3
+        prefetch_stream(packed_block(t, r0, i, kBlock) + k * kQuarter, kQuarter);
+        const VI sc = dword(k);
         for (int b = 0; b < 4; ++b) {
           // Group g (elements 16g ..): qs bytes 32n + 16 (g % 2) .. + 15 at bits 2j, n = g / 8, j = g % 8 / 2.
-          const int g = 4 * c + b, j = g % 8 / 2, first = 4 + 8 * (g / 8) + 4 * (g % 2);
-          VI s = vi_set1(0);
+          const int g = 4 * k + b, j = g % 8 / 2, first = 4 + 8 * (g / 8) + 4 * (g % 2);
+          VI levels[4];
           for (int e = 0; e < 4; ++e) {
             const VI x = dword(first + e);
-            const VI levels = ENGINE_SIMD_VNNI ? vi_bits(x, 0, 0x03030303 << (2 * j)) : vi_bits(x, 2 * j, 0x03030303);
-            s = vi_dot_u8(s, levels, a.qs + 16 * g + 4 * e);
+            levels[e] = ENGINE_SIMD_VNNI ? vi_bits(x, 0, 0x03030303 << (2 * j)) : vi_bits(x, 2 * j, 0x03030303);
           }
-          if (ENGINE_SIMD_VNNI) s = vi_shift_right(s, 2 * j);
-          sum = vi_add(sum, vi_madd16(s, vi_bits(sc, 8 * b, 0x0F)));  // |s| < 2^15: its low half is s
-          mins = vi_add(mins, vi_mul_u16(vi_bits(sc, 8 * b + 4, 0x0F), a.bsums[g]));
+          const VI scale = vi_bits(sc, 8 * b, 0x0F), min = vi_bits(sc, 8 * b + 4, 0x0F);
+          for (int c = 0; c < CB; ++c) {
+            VI s = vi_set1(0);
+            for (int e = 0; e < 4; ++e) s = vi_dot_u8(s, levels[e], a[c]->qs + 16 * g + 4 * e);
+            if (ENGINE_SIMD_VNNI) s = vi_shift_right(s, 2 * j);
+            sum[c] = vi_add(sum[c], vi_madd16(s, scale));  // |s| < 2^15: its low half is s
+            mins[c] = vi_add(mins[c], vi_mul_u16(min, a[c]->bsums[g]));
+          }
         }
       }
-      const VI d_dmin = dword(20);
-      const VR da = vr_set1(a.d);
-      acc = vr_fma(vr_from_i32(sum), vr_mul(vr_half_low(d_dmin), da), acc);
-      acc_min = vr_fma(vr_from_i32(mins), vr_mul(vr_half_high(d_dmin), da), acc_min);
+      for (int c = 0; c < CB; ++c) {
+        const VR da = vr_set1(a[c]->d);
+        acc[c] = vr_fma(vr_from_i32(sum[c]), vr_mul(vr_half_low(d_dmin), da), acc[c]);
+        acc_min[c] = vr_fma(vr_from_i32(mins[c]), vr_mul(vr_half_high(d_dmin), da), acc_min[c]);
+      }
     }
+  }
+  for (int c = 0; c < CB; ++c) {
     alignas(64) float v[kRowLanes], vm[kRowLanes];
-    vr_store(v, acc);
-    vr_store(vm, acc_min);
-    for (int r = 0; r < kRowLanes; ++r) store_out(t, r0 + r, 0, v[r] - vm[r]);
+    vr_store(v, acc[c]);
+    vr_store(vm, acc_min[c]);
+    for (int r = 0; r < kRowLanes; ++r) store_out(t, r0 + r, c0 + c, v[r] - vm[r]);
   }
 }
+
+template <int Runs>
+void q2_K_packed_runs(const DotTile& t) {
+  for_blocks<kRowLanes>(
+      t, [&](int64_t r0, int64_t c0) { q2_K_packed_block<4, Runs>(t, r0, c0); },
+      [&](int64_t r0, int64_t c0) { q2_K_packed_block<1, Runs>(t, r0, c0); });
+}
+
+void q2_K_packed(bool batch, const DotTile& t) { batch ? q2_K_packed_runs<2>(t) : q2_K_packed_runs<1>(t); }
 
 // Q3_K, one activation column, in k_lanes_block's order straight from the blocks. Each level is
 // held as u = q + 4 (0..7: the two low bits and the high bit at bit 2), so byte products stay
@@ -1009,9 +1032,7 @@ bool dot_tile_impl(DType weight, DotOrder order, const DotTile& t) {
     case DType::Q5_1: return (t.packed ? q5_1_packed(t) : legacy_lanes<Q5_1Levels>(t)), true;
     case DType::Q4_0: return q4_0_serial(t), true;
     case DType::Q4_K: return q4_K_serial(batch, t), true;
-    case DType::Q2_K:
-      if (t.cols == 1 && t.packed && !batch) return q2_K_packed_column(t), true;
-      return by_unpacked_groups(weight, t, [&](const DotTile& g) { k_serial(weight, batch ? 8 : 16, g); }), true;
+    case DType::Q2_K: return (t.packed ? q2_K_packed(batch, t) : k_serial(weight, batch ? 8 : 16, t)), true;
     case DType::Q3_K:
       if (t.cols == 1) return q3_K_column(t), true;
       return by_unpacked_groups(weight, t, [&](const DotTile& g) { k_lanes_tile(weight, g); }), true;
@@ -1036,7 +1057,7 @@ size_t dot_tile_work_size_impl(DType weight, DotOrder order, const DotTile& t) {
     case DType::Q5_1: return t.packed ? q4_1_packed_work_size(t) : legacy_lanes_work_size(t);
     case DType::Q4_0: return q4_0_serial_work_size(t);
     case DType::Q4_K: return q4_K_serial_work_size(order == DotOrder::kBatch, t);
-    case DType::Q2_K: return t.cols == 1 && t.packed && order != DotOrder::kBatch ? 0 : unpacked_groups_bytes(t) + k_rows_bytes<8>(t);
+    case DType::Q2_K: return t.packed ? 0 : k_rows_bytes<8>(t);
     case DType::Q3_K: return t.cols == 1 ? 0 : unpacked_groups_bytes(t) + k_rows_bytes<2>(t);
     case DType::Q5_K:
       if (t.cols == 1) return 0;
