@@ -385,6 +385,13 @@ void q4_K_serial(bool gemm, const DotTile& t) {
       });
 }
 
+// The row pairs of a packed K-quant block (repack.h): the pair holding tile row r, after the
+// group's `lead` bytes of row-per-lane dwords; and r's place in it, where a register holds one row.
+inline const char* packed_pair(const DotTile& t, int64_t r, int64_t i, size_t block_bytes, size_t lead = 0) {
+  return packed_block(t, r, i, block_bytes) + lead + r % kPackRows / 2 * 2 * (block_bytes - lead / kPackRows);
+}
+inline int64_t row_in_pair(int64_t r) { return kLaneRows == 1 ? r % 2 : 0; }
+
 // Q6_K eight-lane order (k_lanes_block's, read straight from the blocks): per output eight
 // float lanes += (da * dw) * exact lane sums per super-block, the offset 32 taken back per lane.
 // One register holds kLaneRows rows, eight lanes each. (Q5_K's GEMM fills the same registers.)
@@ -446,8 +453,8 @@ inline void load_q6_K(const engine::quant::BlockQ6_K* const* b, KLaneRows& w) {
 // Super-block i of the register's rows from tile row r on, in the packed layout (repack.h): the
 // fields of a row pair load as one register (AVX-512) or one row's half of it (AVX2).
 inline void load_q6_K_packed(const DotTile& t, int64_t r, int64_t i, KLaneRows& w) {
-  const char* pair = packed_block(t, r, i, sizeof(engine::quant::BlockQ6_K)) + (r % kPackRows / 2) * 2 * sizeof(engine::quant::BlockQ6_K);
-  const int64_t p = kLaneRows == 1 ? r % 2 : 0;  // the row within its pair, when a register holds one
+  const char* pair = packed_pair(t, r, i, sizeof(engine::quant::BlockQ6_K));
+  const int64_t p = row_in_pair(r);
   VI l0[2], l1[2], h[2];
   for (int n = 0; n < 2; ++n) {
     l0[n] = vi_load(pair + 64 * (2 * n) + 32 * p);
@@ -524,7 +531,6 @@ struct KWide {
   VR d;
 };
 
-
 constexpr int kKWideRegs = 4;  // four registers of rows share each activation load
 
 // A Q5_K row block's super-block, widened: its registers, and for its min terms the rows' mins
@@ -552,18 +558,25 @@ inline KWide k_widen(const KLaneRows& rows) {
   return wide;
 }
 
-// Q5_K's min term of one super-block and column for the rows in lanes (h: their headers):
-// (-da * dmin) * the integer min sum, added to acc as k_lanes_block adds it.
-inline VR q5_K_min_term(const Q4KRows& h, const BlockQ8_K& a, VR acc) {
+// Q5_K's mins of the rows in lanes (h: their headers), sub-blocks 2m and 2m + 1 as an int16 pair.
+inline void q5_K_min_pairs(const Q4KRows& h, VI (&pairs)[4]) {
+  for (int m = 0; m < 4; ++m) pairs[m] = vi_or_shifted(h.min[2 * m], h.min[2 * m + 1], 16);
+}
+
+// Q5_K's min term of one super-block and column for the rows in lanes: (-da * dmin) * the
+// integer min sum, added to acc as k_lanes_block adds it.
+inline VR q5_K_min_term(const VI (&min_pairs)[4], VR dmin, const BlockQ8_K& a, VR acc) {
+  alignas(16) int32_t sub_pairs[4];  // sub-block level sums 2m and 2m + 1 as an int16 pair
+  _mm_store_si128(reinterpret_cast<__m128i*>(sub_pairs), _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums)),
+                                                                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums + 8))));
   VI min_sum = vi_set1(0);
-  for (int k = 0; k < 8; ++k) min_sum = vi_add(min_sum, vi_mul_u16(h.min[k], static_cast<int16_t>(a.bsums[2 * k] + a.bsums[2 * k + 1])));
-  return vr_fma(vr_mul(vr_set1(-a.d), h.dmin), vr_from_i32(min_sum), acc);
+  for (int m = 0; m < 4; ++m) min_sum = vi_dot16(min_sum, min_pairs[m], vi_set1(sub_pairs[m]));
+  return vr_fma(vr_mul(vr_set1(-a.d), dmin), vr_from_i32(min_sum), acc);
 }
 
 // Q5_K's packed layout (repack.h): the group's headers, then its rows in pairs.
 inline const char* q5_K_pair(const DotTile& t, int64_t r, int64_t i) {
-  constexpr size_t kBlock = sizeof(engine::quant::BlockQ5_K);
-  return packed_block(t, r, i, kBlock) + kPackRows * 16 + r % kPackRows / 2 * 2 * (kBlock - 16);
+  return packed_pair(t, r, i, sizeof(engine::quant::BlockQ5_K), kPackRows * 16);
 }
 
 // The 5-bit levels of super-block i's sub-blocks (bytes) for the kLaneRows rows from tile row r
@@ -573,7 +586,7 @@ inline const char* q5_K_pair(const DotTile& t, int64_t r, int64_t i) {
   VI high, x[4];
   if (t.packed) {
     const char* pair = q5_K_pair(t, r, i);
-    const int64_t p = kLaneRows == 1 ? r % 2 : 0;  // the row within its pair, when a register holds one
+    const int64_t p = row_in_pair(r);
     high = vi_load(pair + 32 * p);
     for (int j = 0; j < 4; ++j) x[j] = vi_load(pair + 64 * (1 + j) + 32 * p);
   } else {
@@ -628,16 +641,8 @@ void k_wide_block(const DotTile& t, const Prepared* prepared, const __m256i* pai
     VR mins[CB];
     for (int c = 0; c < CB; ++c) mins[c] = vr_zero();
     for (int64_t i = 0; i < nb; ++i)
-      for (int c = 0; c < CB; ++c) {
-        const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(ap[c])[i];
-        alignas(16) int32_t sub_pairs[4];  // sub-block level sums 2m and 2m + 1 as an int16 pair
-        _mm_store_si128(reinterpret_cast<__m128i*>(sub_pairs),
-                        _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums)),
-                                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums + 8))));
-        VI min_sum = vi_set1(0);
-        for (int m = 0; m < 4; ++m) min_sum = vi_dot16(min_sum, prepared[i].min_pairs[m], vi_set1(sub_pairs[m]));
-        mins[c] = vr_fma(vr_mul(vr_set1(-a.d), prepared[i].dmin), vr_from_i32(min_sum), mins[c]);
-      }
+      for (int c = 0; c < CB; ++c)
+        mins[c] = q5_K_min_term(prepared[i].min_pairs, prepared[i].dmin, reinterpret_cast<const BlockQ8_K*>(ap[c])[i], mins[c]);
     for (int c = 0; c < CB; ++c) vr_store(min_terms[c], mins[c]);
   }
   for (int g = 0; g < RG; ++g)
@@ -674,7 +679,7 @@ size_t q6_K_lanes_work_size(const DotTile& t) {
   const int64_t nb = t.n / kQK_K;
   if (t.cols == 1) return 0;
   if (!ENGINE_SIMD_VNNI) return prepared_bytes<KLaneRows>(nb, kQ6KRegs);
-  return piece_bytes<__m256i>(t.cols * nb * 16) + prepared_bytes<KWide>(nb, kKWideRegs);
+  return k_act_pairs_bytes(t) + prepared_bytes<KWide>(nb, kKWideRegs);
 }
 
 void q6_K_lanes(const DotTile& t) {
@@ -842,8 +847,8 @@ struct Q3KRows {
   __m256i raw;  // per row 16 bytes in its 128-bit lane, the first 12 its packed scales
   alignas(4) uint16_t d[2] = {};
   if (t.packed) {
-    const char* pair = packed_block(t, r, i, kBlock) + r % kPackRows / 2 * 2 * kBlock;
-    const int64_t p = kLaneRows == 1 ? r % 2 : 0;  // the row within its pair, when a register holds one
+    const char* pair = packed_pair(t, r, i, kBlock);
+    const int64_t p = row_in_pair(r);
     hmask = vi_load(pair + 32 * p);
     for (int n = 0; n < 2; ++n) qs[n] = vi_load(pair + 64 * (1 + n) + 32 * p);
     const auto scales_at = [&](int64_t q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(pair + 192 + 12 * q)); };  // within the pair
@@ -851,7 +856,6 @@ struct Q3KRows {
     std::memcpy(d, pair + 216 + 2 * p, 2 * kLaneRows);
   } else {
     alignas(32) uint8_t scale_bytes[32] = {};
-
     const auto rows = [&](size_t offset) {
       __m256i parts[kLaneRows];
       for (int q = 0; q < kLaneRows; ++q) parts[q] = load256(wp[q] + i * kBlock + offset);
@@ -910,7 +914,7 @@ void q3_K_column_block(const DotTile& t, int64_t r0) {
     const VR da = vr_set1(a.d);
     for (int g = 0; g < kRegs; ++g) {
       const int row = g * kLaneRows;
-      if (t.packed && row % 2 == 0) prefetch_stream(packed_block(t, r0, i, kBlock) + row / 2 * 2 * kBlock, 2 * kBlock);
+      if (t.packed && row % 2 == 0) prefetch_stream(packed_pair(t, r0 + row, i, kBlock), 2 * kBlock);
       Q3KRows w;
       q3_K_rows(t, wp + row, r0 + row, i, w);
       VI lanes = vi_set1(0);
@@ -962,7 +966,9 @@ void q5_K_column_block(const DotTile& t, int64_t r0) {
     for (int hr = 0; hr < kHeaders; ++hr) {
       const Q4KRows h = k_header_at(t, wp + hr * kRowLanes, r0 + hr * kRowLanes, i, kBlock);
       for (int k = 0; k < 8; ++k) scale16[hr][k] = q5_K_scale16(h, k);
-      mins[hr] = q5_K_min_term(h, a, mins[hr]);
+      VI min_pairs[4];
+      q5_K_min_pairs(h, min_pairs);
+      mins[hr] = q5_K_min_term(min_pairs, h.dmin, a, mins[hr]);
       d[hr] = vr_mul(da, h.d);
     }
     for (int g = 0; g < kRegs; ++g) {
@@ -1013,7 +1019,7 @@ void q5_K_wide(const DotTile& t) {
           rows.d = vr_spread_rows(h.d, g);
           out->reg[g] = k_widen(rows);
         }
-        for (int m = 0; m < 4; ++m) out->min_pairs[m] = vi_or_shifted(h.min[2 * m], h.min[2 * m + 1], 16);
+        q5_K_min_pairs(h, out->min_pairs);
         out->dmin = h.dmin;
       },
       [&](auto cols, const Q5KWide* rows, int64_t r0, int64_t c0) { k_wide_block<DType::Q5_K, RGW, decltype(cols)::value>(t, rows, pairs, r0, c0); });

@@ -208,6 +208,23 @@ inline VR lane_tree(const VR* a) {
   return vr_add(vr_add(vr_add(a[4], a[0]), vr_add(a[6], a[2])), vr_add(vr_add(a[5], a[1]), vr_add(a[7], a[3])));
 }
 
+// The eight lanes of a packed legacy block (repack.h) from its nibble dwords at quads (a row per
+// 32-bit lane): lane j < 4 the low nibbles of dword j, lane j + 4 their high nibbles.
+inline void nibble_lanes(const char* quads, VI (&lanes)[8]) {
+  for (int j = 0; j < 4; ++j) {
+    const VI quad = vi_load(quads + j * kPackRows * sizeof(int32_t));
+    lanes[j] = vi_low_nibbles(quad);
+    lanes[4 + j] = vi_high_nibbles(quad);
+  }
+}
+
+// The same with each level's fifth bit, from the rows' qh words (Q5_0, Q5_1: the dword before).
+inline void five_bit_lanes(const char* qh_and_quads, VI (&lanes)[8]) {
+  nibble_lanes(qh_and_quads + kPackRows * sizeof(int32_t), lanes);
+  const VI qh = vi_load(qh_and_quads);
+  for (int j = 0; j < 8; ++j) lanes[j] = vi_or(lanes[j], vi_fifth_bits(qh, j));
+}
+
 // Q8_0 GEMM in the same eight-lane order, each register holding one lane of kRowLanes rows:
 // block i's lane j is dword j of every row (the packed layout stores it so; file rows are
 // transposed once per row group), so a column's eight lane dots per block are eight
@@ -333,15 +350,9 @@ void q8_0_lanes_gemm(const DotTile& t) {
 [[gnu::always_inline]] inline Q8_0LaneRows q5_0_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i) {
   const char* group = packed_block(t, r0, i, sizeof(BlockQ5_0));
   prefetch_stream(group, kPackRows * sizeof(BlockQ5_0));
-  const char* dwords = group + kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t);
-  const VI qh = vi_load(dwords);
-  const VI sixteen = vi_set1(0x10101010);
   Q8_0LaneRows w;
-  for (int j = 0; j < 4; ++j) {
-    const VI quad = vi_load(dwords + (1 + j) * kPackRows * sizeof(int32_t));
-    w.lanes[j] = vi_signed_levels(vi_sub8(vi_or(vi_low_nibbles(quad), vi_fifth_bits(qh, j)), sixteen));
-    w.lanes[4 + j] = vi_signed_levels(vi_sub8(vi_or(vi_high_nibbles(quad), vi_fifth_bits(qh, 4 + j)), sixteen));
-  }
+  five_bit_lanes(group + kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t), w.lanes);
+  for (VI& lane : w.lanes) lane = vi_signed_levels(vi_sub8(lane, vi_set1(0x10101010)));
   w.d = vr_load_f16(reinterpret_cast<const uint16_t*>(group) + r0 % kPackRows);
   return w;
 }
@@ -358,17 +369,19 @@ struct Q4_1LaneRows {
   VR d, m;
 };
 
+// Block i of the kRowLanes packed rows from r0 (Q5_1 with FiveBit: its qh words before the nibbles).
+template <bool FiveBit>
 [[gnu::always_inline]] inline Q4_1LaneRows q4_1_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i) {
-  const char* group = packed_block(t, r0, i, sizeof(BlockQ4_1));
-  prefetch_stream(group, kPackRows * sizeof(BlockQ4_1), false);  // the near prefetches cost more than they gave
+  constexpr size_t kBlock = FiveBit ? sizeof(BlockQ5_1) : sizeof(BlockQ4_1);
+  const char* group = packed_block(t, r0, i, kBlock);
+  prefetch_stream(group, kPackRows * kBlock, false);  // the near prefetches cost more than they gave
   const auto* halves = reinterpret_cast<const uint16_t*>(group) + r0 % kPackRows;
-  const char* quads = group + 2 * kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t);
+  const char* dwords = group + 2 * kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t);
   Q4_1LaneRows w;
-  for (int j = 0; j < 4; ++j) {
-    const VI quad = vi_load(quads + j * kPackRows * sizeof(int32_t));
-    w.lanes[j] = vi_low_nibbles(quad);
-    w.lanes[4 + j] = vi_high_nibbles(quad);
-  }
+  if constexpr (FiveBit)
+    five_bit_lanes(dwords, w.lanes);
+  else
+    nibble_lanes(dwords, w.lanes);
   w.d = vr_load_f16(halves);
   w.m = vr_load_f16(halves + kPackRows);
   return w;
@@ -424,30 +437,13 @@ void unsigned_lanes_packed(const DotTile& t, PackedRows packed_rows) {
 }
 
 void q4_1_packed(const DotTile& t) {
-  unsigned_lanes_packed(t, [&](int64_t r0, int64_t i) { return q4_1_packed_lane_rows(t, r0, i); });
+  unsigned_lanes_packed(t, [&](int64_t r0, int64_t i) { return q4_1_packed_lane_rows<false>(t, r0, i); });
 }
 
 // Q5_1 packed (repack.h: the scales, the mins, then dword 0, qh, and dwords 1..4, the nibbles,
 // of every row): Q4_1's lane rows with each level's fifth bit.
-[[gnu::always_inline]] inline Q4_1LaneRows q5_1_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i) {
-  const char* group = packed_block(t, r0, i, sizeof(BlockQ5_1));
-  prefetch_stream(group, kPackRows * sizeof(BlockQ5_1), false);  // as Q4_1's
-  const auto* halves = reinterpret_cast<const uint16_t*>(group) + r0 % kPackRows;
-  const char* dwords = group + 2 * kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t);
-  const VI qh = vi_load(dwords);
-  Q4_1LaneRows w;
-  for (int j = 0; j < 4; ++j) {
-    const VI quad = vi_load(dwords + (1 + j) * kPackRows * sizeof(int32_t));
-    w.lanes[j] = vi_or(vi_low_nibbles(quad), vi_fifth_bits(qh, j));
-    w.lanes[4 + j] = vi_or(vi_high_nibbles(quad), vi_fifth_bits(qh, 4 + j));
-  }
-  w.d = vr_load_f16(halves);
-  w.m = vr_load_f16(halves + kPackRows);
-  return w;
-}
-
 void q5_1_packed(const DotTile& t) {
-  unsigned_lanes_packed(t, [&](int64_t r0, int64_t i) { return q5_1_packed_lane_rows(t, r0, i); });
+  unsigned_lanes_packed(t, [&](int64_t r0, int64_t i) { return q4_1_packed_lane_rows<true>(t, r0, i); });
 }
 
 // Q4_0 repacked order: per output one float accumulator, one FMA per block of its exact
