@@ -37,6 +37,9 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option("--expert-ff", spec->n_ff_exp, "an expert's feed-forward length (0: --ff)")->check(integer(0, 1 << 18));
   cmd->add_option("--sliding-window", spec->n_swa, "attention.sliding_window (0: none)")->check(integer(0, 1 << 24));
   cmd->add_flag("--tied-embeddings", spec->tied_embeddings, "no output matrix: the token embedding serves as output");
+  cmd->add_option("--distinct-rows", spec->distinct_rows,
+                  "draw this many rows of each matrix and repeat them (0: draw every row); a large file in seconds")
+      ->check(integer(int64_t{0}, INT64_MAX));
   cmd->add_option("--seed", spec->seed, "random seed")->check(integer(uint64_t{0}, UINT64_MAX));
   cmd->callback([spec, out, type] {
     const auto dtype = engine::dtype_from_name(*type);
