@@ -205,6 +205,26 @@ double measure_fma_tflops(int threads, const FmaKernel& kernel) {
   return flops / best / 1e12;
 }
 
+// Matrix rates relative to the FP32 FMA rate, from the instructions the CPU has:
+// bf16 x2 with AVX512_BF16 (VDPBF16PS: two products per f32 lane), f16 x2 with AVX512_FP16
+// (twice the lanes), int8 x4 with VNNI (VPDPBUSD: four products per i32 lane); otherwise the
+// f32 rate, since f16/bf16 then convert to f32 and int8 dots gain little over FMA.
+struct ClassFactors {
+  double f16 = 1, bf16 = 1, int8 = 1;
+};
+
+ClassFactors class_factors() {
+  ClassFactors f;
+#ifdef COST_PROBE_X86
+  if (__builtin_cpu_supports("avx512fp16")) f.f16 = 2;
+  if (__builtin_cpu_supports("avx512bf16")) f.bf16 = 2;
+  if (__builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni")) f.int8 = 4;
+#endif
+  return f;
+}
+
+}  // namespace
+
 // A backend's cost of an op besides its work: on the CPU node dispatch and the thread pool's
 // fork and join, which every multiply pays (smaller ops run on one thread and pay less); on a
 // GPU driver a dispatch and its barrier. A chain of kChain 16 x 16 multiplies of one column,
@@ -240,26 +260,6 @@ double measure_op_overhead_us(int threads, const OpProbe& probe) {
   g_sink += static_cast<uint64_t>(out[0]);
   return best / kChain * 1e6;
 }
-
-// Matrix rates relative to the FP32 FMA rate, from the instructions the CPU has:
-// bf16 x2 with AVX512_BF16 (VDPBF16PS: two products per f32 lane), f16 x2 with AVX512_FP16
-// (twice the lanes), int8 x4 with VNNI (VPDPBUSD: four products per i32 lane); otherwise the
-// f32 rate, since f16/bf16 then convert to f32 and int8 dots gain little over FMA.
-struct ClassFactors {
-  double f16 = 1, bf16 = 1, int8 = 1;
-};
-
-ClassFactors class_factors() {
-  ClassFactors f;
-#ifdef COST_PROBE_X86
-  if (__builtin_cpu_supports("avx512fp16")) f.f16 = 2;
-  if (__builtin_cpu_supports("avx512bf16")) f.bf16 = 2;
-  if (__builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni")) f.int8 = 4;
-#endif
-  return f;
-}
-
-}  // namespace
 
 HardwareProfile measure_local_cpu(int threads, const OpProbe& probe) {
   if (threads < 1) throw engine::Error("cpu-local needs at least one thread, got " + std::to_string(threads));

@@ -68,6 +68,11 @@ cost::HardwareProfile calibrate(const BenchOptions& opt, const std::string& path
   cost::HardwareProfile p = cost::hardware_profile(cost::hardware_name_for(device), opt.threads,
                                                    cost::OpProbe{opt.backend, opt.device});
   const std::string when = fmt::format("{:%Y-%m-%d %H:%M} UTC", fmt::gmtime(std::time(nullptr)));
+  // A datasheet profile has no fixed cost of an op: the backend's own launches give it.
+  if (p.name != "cpu-local") {
+    p.op_overhead_us = cost::measure_op_overhead_us(opt.threads, cost::OpProbe{opt.backend, opt.device});
+    p.description += fmt::format(", {:.1f} us an op of the {} backend (measured)", p.op_overhead_us, opt.backend);
+  }
   calibrate_kernels(p, opt);
   p.name += "-calibrated";
   p.calibrated = when;

@@ -41,6 +41,9 @@ struct HardwareProfile {
   // The arithmetic rate of attention's products (the KV cache's, per cache dtype) over a
   // kLongPrompt-token prompt, which they take instead of mul_mat_tflops.
   std::map<engine::DType, double> attention_tflops;
+  // Their rate in a decode step, one query a head after kLongPrompt cached positions; a step of
+  // fewer than kLongPrompt queries takes a rate between the two, geometric in log(queries).
+  std::map<engine::DType, double> attention_decode_tflops;
   // The bandwidth the backend's kernels of each other op reach on a kLongPrompt-token prompt's
   // tensors (engine-bench --calibrate): a node of a listed op moves its bytes at this rate
   // instead of mem_bw_gbs. Software drivers run elementwise kernels far below the bandwidth.
@@ -84,6 +87,10 @@ HardwareProfile hardware_profile(std::string_view name, int threads, const OpPro
 // fixed cost of an op on the probe's backend. The f16/bf16/int8 rates derive from the f32
 // rate and the CPU's instruction set (docs/hardware.md). Throws engine::Error when threads < 1.
 HardwareProfile measure_local_cpu(int threads, const OpProbe& probe = {});
+
+// The fixed cost of an op on the probe's backend, in microseconds: a chain of tiny multiplies,
+// each its own node, computed whole through the Backend API; the best of a few passes, per node.
+double measure_op_overhead_us(int threads, const OpProbe& probe);
 
 // Writes `p` as a profile file (cost/hardware's layout), every figure's source `source`.
 void write_profile(const HardwareProfile& p, std::ostream& out, std::string_view source);
