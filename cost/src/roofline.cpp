@@ -44,6 +44,18 @@ double product_compute_s(const HardwareProfile& hw, const engine::Tensor& weight
   return n * std::pow(decode_column_s, 1 - at) * std::pow(prompt_column_s, at);
 }
 
+// The arithmetic rate, TFLOP/s, of attention's products of `cache` (the KV cache's dtype) for
+// `queries` queries a head: the calibrated long-prompt rate (else `otherwise`) from kLongPrompt
+// on, and below it a rate geometric in log(queries) between the decode step's and that one.
+double attention_tflops(const HardwareProfile& hw, engine::DType cache, int64_t queries, double otherwise) {
+  using P = HardwareProfile;
+  const double long_rate = rate_of(hw.attention_tflops, cache, otherwise);
+  const auto decode = hw.attention_decode_tflops.find(cache);
+  if (decode == hw.attention_decode_tflops.end() || queries >= P::kLongPrompt) return long_rate;
+  const double at = std::log(static_cast<double>(std::max<int64_t>(1, queries))) / std::log(static_cast<double>(P::kLongPrompt));
+  return std::pow(decode->second, 1 - at) * std::pow(long_rate, at);
+}
+
 }  // namespace
 
 ComputeClass compute_class(const engine::Tensor& node) {
@@ -67,14 +79,16 @@ Prediction predict(const GraphCost& cost, const HardwareProfile& hw) {
     np.bytes = nc.counts.bytes();
     // A product runs at the rates the backend's kernels for its src0 dtype were calibrated at: a
     // weight's by its column count, the KV cache's (attention, batched per head) at attention's
-    // rate, or else the long-prompt rate of its dtype; the experts' product at the rates of its
+    // rate for its queries a head (dim 1), or else the long-prompt rate of its dtype; the experts' product at the rates of its
     // dtype (it reads only the chosen experts, so not the whole tensor a weight's column reads).
     const bool experts = nc.node->op == engine::Op::MUL_MAT_ID;
     const engine::Tensor* a = engine::is_mat_mul(nc.node->op) ? nc.node->src[0] : nullptr;
     if (np.flops > 0) {
       const double peak = hw.peak_tflops(cls);
       const double product_rate = rate_of(hw.mul_mat_tflops, a ? a->type : engine::DType::F32, peak);
-      const double rate = experts ? product_rate : a ? rate_of(hw.attention_tflops, a->type, product_rate) : peak;
+      const double rate = experts ? product_rate
+                          : a     ? attention_tflops(hw, a->type, nc.node->ne[1], product_rate)
+                                  : peak;
       require_positive(rate, std::string(compute_class_name(cls)) + " peak rate", hw);
       np.compute_s = a && a->has(engine::kWeight) && !experts ? product_compute_s(hw, *a, nc.node->nrows(), np.flops, peak)
                                                    : np.flops / (rate * 1e12);

@@ -253,6 +253,33 @@ TEST(Roofline, CalibratedDtypesTakeTheirOwnRates) {
   EXPECT_DOUBLE_EQ(with_ops.nodes[1].memory_s, add_cost.nodes[1].counts.bytes() / 20e9);
 }
 
+// Attention's products take the decode rate at one query a head, the long-prompt rate from
+// kLongPrompt queries, and in between a rate geometric in log(queries).
+TEST(Roofline, AttentionRateFollowsItsQueries) {
+  cost::HardwareProfile hw = h100();
+  hw.attention_tflops[DType::F16] = 2.0;
+  const auto compute_s = [&](int64_t queries) {
+    Graph g;
+    const int64_t k_ne[] = {64, 544, 4}, q_ne[] = {64, queries, 4};
+    Tensor* keys = g.new_tensor(DType::F16, 3, k_ne, "k cache");
+    Tensor* q = g.new_tensor(DType::F32, 3, q_ne, "q");
+    g.expand(g.mul_mat(keys, q));
+    const cost::GraphCost c = cost::analyze(g, cost::CostModel::kDefault);
+    return std::pair{cost::predict(c, hw).nodes[0].compute_s, c.nodes[0].counts.arithmetic()};
+  };
+  const auto [before, flops] = compute_s(1);
+  EXPECT_DOUBLE_EQ(before, flops / 2.0e12) << "no decode rate: the prompt's";
+  hw.attention_decode_tflops[DType::F16] = 0.02;
+  EXPECT_DOUBLE_EQ(compute_s(1).first, flops / 0.02e12);
+  const auto [long_s, long_flops] = compute_s(512);
+  EXPECT_DOUBLE_EQ(long_s, long_flops / 2.0e12);
+  const auto [mid_s, mid_flops] = compute_s(64);
+  const double at = std::log(64.0) / std::log(512.0);
+  EXPECT_NEAR(mid_s, mid_flops / (std::pow(0.02, 1 - at) * std::pow(2.0, at) * 1e12), 1e-15);
+  EXPECT_GT(mid_s / mid_flops, long_s / long_flops);
+  EXPECT_LT(mid_s / mid_flops, compute_s(1).first / flops);
+}
+
 // A product's arithmetic rate follows its columns: the short-prompt rate up to 16, the long one
 // from 512, in between interpolated in log(columns).
 TEST(Roofline, ProductRateFollowsItsColumns) {
@@ -298,6 +325,7 @@ TEST(Hardware, WrittenProfileReadsBackWithItsCalibratedRates) {
   p.mul_mat_gbs = {{DType::Q4_K, 2800}, {DType::F16, 3010.25}};
   p.op_gbs = {{Op::RMS_NORM, 410.5}, {Op::SOFT_MAX, 96}};
   p.attention_tflops = {{DType::F16, 120.5}};
+  p.attention_decode_tflops = {{DType::F16, 0.75}};
   const std::string path = testing::TempDir() + "written-profile.json";
   {
     std::ofstream out(path);
@@ -312,6 +340,7 @@ TEST(Hardware, WrittenProfileReadsBackWithItsCalibratedRates) {
   EXPECT_EQ(back.mul_mat_gbs, p.mul_mat_gbs);
   EXPECT_EQ(back.op_gbs, p.op_gbs);
   EXPECT_EQ(back.attention_tflops, p.attention_tflops);
+  EXPECT_EQ(back.attention_decode_tflops, p.attention_decode_tflops);
   std::filesystem::remove(path);
 }
 

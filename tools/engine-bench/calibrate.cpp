@@ -2,7 +2,8 @@
 // synthesized for it and loaded as any model is (so the packed layouts the backend makes of them
 // are what runs): its matrix products' arithmetic over a long and a short prompt and bandwidth
 // over decode steps whose weights are far beyond the last-level cache, per weight dtype; its
-// other ops' bandwidth over a long prompt, per op.
+// attention's arithmetic over a long prompt and in decode steps after one; its other ops'
+// bandwidth over a long prompt, per op.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -185,10 +186,35 @@ void calibrate_attention_and_ops(cost::HardwareProfile& profile, const BenchOpti
   profile.op_gbs = rates;
 }
 
+// Attention's products in decode steps after a kLongPrompt-token prompt: one query a head, whose
+// kernels may run far below the prompt's rate (fewer queries to spread over the device).
+void calibrate_decode_attention(cost::HardwareProfile& profile, const BenchOptions& opt) {
+  using Profile = cost::HardwareProfile;
+  const auto session = calibration_session(opt, calibration_model(engine::DType::Q4_0, 2), Profile::kLongPrompt + kDecodeSteps);
+  const std::vector<int32_t> tokens = random_tokens(*session, Profile::kLongPrompt + kDecodeSteps);
+  const auto decode_steps = [&] {
+    session->prefill(std::span(tokens).first(static_cast<size_t>(Profile::kLongPrompt)));
+    session->clear_profile();  // only the decode steps are timed
+    for (int64_t i = 0; i < kDecodeSteps; ++i) session->decode(tokens[static_cast<size_t>(Profile::kLongPrompt + i)]);
+  };
+  const double rate = median_rates<int>(*session, decode_steps, [](const engine::Session& s) {
+    Timed t;
+    visit_timed_layer_nodes(s, [&](const engine::Tensor& n, const cost::Counts& c, double seconds) {
+      if (n.op != engine::Op::MUL_MAT || n.src[0]->has(engine::kWeight)) return;
+      t.flops += c.arithmetic();
+      t.seconds += seconds;
+    });
+    if (!(t.flops > 0 && t.seconds > 0)) throw engine::Error("calibration: no timed attention product in a decode step");
+    return std::map<int, double>{{0, t.flops / t.seconds / 1e12}};
+  }).at(0);
+  profile.attention_decode_tflops[session->params().kv_type] = rate;
+}
+
 }  // namespace
 
 void calibrate_kernels(cost::HardwareProfile& profile, const BenchOptions& opt) {
   calibrate_attention_and_ops(profile, opt);
+  calibrate_decode_attention(profile, opt);
   for (engine::DType type : kWeightTypes) {
     {
       // Prompts of the lengths the profile's rates are for, each one step.
