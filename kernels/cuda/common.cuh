@@ -1,6 +1,8 @@
 #pragma once
 // What the kernel families share: element addressing of a TensorArg, grid sizes, block-wide
 // sums, and the dispatch from a weight dtype to a kernel instantiated for it.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <string>
@@ -29,6 +31,15 @@ __device__ __forceinline__ void unravel(int64_t i, const int64_t ne[4], int64_t 
   i /= ne[1];
   at[2] = i % ne[2];
   at[3] = i / ne[2];
+}
+
+// The activation a product of T weights multiplies: f16 and bf16 weights meet activations
+// rounded to their own type (to nearest even), as the CPU backend's products take them.
+template <DType T>
+__device__ __forceinline__ float activation(float a) {
+  if constexpr (T == DType::F16) return __half2float(__float2half_rn(a));
+  if constexpr (T == DType::BF16) return __bfloat162float(__float2bfloat16_rn(a));
+  return a;
 }
 
 // Blocks of `threads` covering n items, within one grid dimension.

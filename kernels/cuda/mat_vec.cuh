@@ -6,20 +6,21 @@
 
 namespace engine::cuda {
 
-// Elements 0 .. kN - 1 of a column from `a` on, `stride` bytes apart, dotted with w; four at a
-// time where the column is dense and aligned.
-template <int kN>
+// Elements 0 .. kN - 1 of a column from `a` on, `stride` bytes apart, dotted with w (weights of
+// dtype T); four at a time where the column is dense and aligned.
+template <DType T, int kN>
 __device__ __forceinline__ float dot_group(const float (&w)[kN], const char* a, int64_t stride) {
   float sum = 0.0f;
   if (stride == sizeof(float) && reinterpret_cast<uintptr_t>(a) % 16 == 0) {
 #pragma unroll
     for (int e = 0; e < kN; e += 4) {
       const float4 v = *reinterpret_cast<const float4*>(a + e * sizeof(float));
-      sum += w[e] * v.x + w[e + 1] * v.y + w[e + 2] * v.z + w[e + 3] * v.w;
+      sum += w[e] * activation<T>(v.x) + w[e + 1] * activation<T>(v.y) + w[e + 2] * activation<T>(v.z) +
+             w[e + 3] * activation<T>(v.w);
     }
   } else {
 #pragma unroll
-    for (int e = 0; e < kN; ++e) sum += w[e] * *reinterpret_cast<const float*>(a + e * stride);
+    for (int e = 0; e < kN; ++e) sum += w[e] * activation<T>(*reinterpret_cast<const float*>(a + e * stride));
   }
   return sum;
 }
@@ -38,13 +39,13 @@ __device__ __forceinline__ void warp_row_dots(const uint8_t* row, int64_t k, Col
     W::group(row, g, wv);
 #pragma unroll
     for (int c = 0; c < kCols; ++c)
-      if (c < n) sums[c] += dot_group(wv, column(c) + g * W::kGroup * stride, stride);
+      if (c < n) sums[c] += dot_group<T>(wv, column(c) + g * W::kGroup * stride, stride);
   }
   for (int64_t i = groups * W::kGroup + lane; i < k; i += kWarp) {
     const float wv = W::at(row, i);
 #pragma unroll
     for (int c = 0; c < kCols; ++c)
-      if (c < n) sums[c] += wv * *reinterpret_cast<const float*>(column(c) + i * stride);
+      if (c < n) sums[c] += wv * activation<T>(*reinterpret_cast<const float*>(column(c) + i * stride));
   }
 }
 

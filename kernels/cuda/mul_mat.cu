@@ -81,7 +81,7 @@ __global__ void mul_mat_tiled_kernel(TensorArg w, TensorArg x, TensorArg dst) {
     }
     for (int e = tid; e < kTile * kTileK; e += kTileThreads) {
       const int t = e / kTileK, kk = e % kTileK;
-      tile_x[kk][t] = k0 + kk < k ? act_at(x, k0 + kk, min(c0 + t, cols - 1), b) : 0.0f;
+      tile_x[kk][t] = k0 + kk < k ? activation<T>(act_at(x, k0 + kk, min(c0 + t, cols - 1), b)) : 0.0f;
     }
     __syncthreads();
 #pragma unroll 8
