@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The GPU checks, on a machine with an NVIDIA GPU: every GPU test, the replay of every shared
 # reference and of every synthesized architecture's (tests/data/reference) on each GPU backend,
-# the memory test, and engine-bench on Llama-3-8B-shaped Q4_0 and Q4_K files synthesized on the
-# spot (beside llama.cpp's CUDA backend where a llama.cpp source tree is given), each result in
-# one summary file.
+# the memory test, the cost model calibrated on each GPU backend and its predictions beside
+# what 1B-shaped files measure (engine-bench, and per layer under engine-run --profile), and
+# engine-bench on Llama-3-8B-shaped Q4_0 and Q4_K files (beside llama.cpp's CUDA backend where a
+# llama.cpp source tree is given); the models are synthesized on the spot, each result in one
+# summary file.
 #
 #   tools/gpu-check.sh [OUT_DIR]       build with CUDA (and Vulkan where its loader is installed)
 #                                      into build-gpu/, then run every check
@@ -21,6 +23,9 @@
 #                      on the same files, interleaved with the engine
 #   GPU_CHECK_MODELS   where the 8B-shaped files are written (default build-gpu/models)
 #   GPU_CHECK_BACKENDS the backends to test (default: cuda and vulkan where they have a GPU device)
+#   LLAMA_QUANTIZE     a llama-quantize binary for the 1B Q4_K_M file (default: LLAMA_CPP's; with
+#                      neither, the calibration table takes an all-Q4_K file in its place)
+#   GPU_CHECK_TIMEOUT  seconds a check may run (default 600)
 # Exits non-zero when a check fails; the summary says which.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -71,7 +76,7 @@ note() { echo "$*" | tee -a "$summary"; }
 check() {
   local name=$1
   shift
-  if "$@" >"$out/$name.log" 2>&1; then
+  if timeout "${GPU_CHECK_TIMEOUT:-600}" "$@" >"$out/$name.log" 2>&1; then
     note "- pass: $name"
   else
     note "- FAIL: $name (exit $?, $out/$name.log)"
@@ -126,38 +131,83 @@ for b in "${backends[@]}"; do
     "$shared/models/stories260K.gguf" "$shared"/models/synth-llama-*.gguf "$shared"/models/synth-gpt2-*.gguf
 done
 
-note ""
-note "## Benchmarks: Llama-3-8B-shaped files (random weights)"
-((${#gpus[@]})) || note "no GPU device: no benchmarks"
-for type in q4_0 q4_k; do
-  ((${#gpus[@]})) || break
-  file=$models/llama3-8b-$type.gguf
-  [[ -f $file ]] || "$gguf" synth -o "$file" --type "$type" --embd 4096 --layers 32 --heads 32 --kv-heads 8 --ff 14336 \
-    --vocab 128256 --ctx 8192 >"$out/synth-$type.log" 2>&1 || { note "- FAIL: synth $type"; failed+=("synth-$type"); }
-done
-llama_bench=""
+# synth NAME TYPE FLAGS...: a model of random weights whose rows repeat 64 drawn ones (seconds to
+# write at any size, timed as any), written once into the models folder.
+synth() {
+  local file=$models/$1.gguf type=$2
+  shift 2
+  [[ -f $file ]] || "$gguf" synth -o "$file" --type "$type" --distinct-rows 64 "$@" >"$out/synth-$(basename "$file" .gguf).log" 2>&1 ||
+    { note "- FAIL: synth $file"; failed+=("synth-$(basename "$file" .gguf)"); }
+}
+llama1b=(--embd 2048 --layers 16 --heads 32 --kv-heads 8 --ff 8192 --vocab 32000 --ctx 4096)
+llama8b=(--embd 4096 --layers 32 --heads 32 --kv-heads 8 --ff 14336 --vocab 128256 --ctx 8192)
+
+llama_bench="" quantize=${LLAMA_QUANTIZE:-}
 if [[ -n ${LLAMA_CPP:-} ]]; then
   if cmake -S "$LLAMA_CPP" -B "$LLAMA_CPP/build-gpu" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON \
       -DCMAKE_CUDA_ARCHITECTURES=native -DLLAMA_CURL=OFF >"$out/llama-build.log" 2>&1 &&
-     cmake --build "$LLAMA_CPP/build-gpu" -j "$(nproc)" --target llama-bench >>"$out/llama-build.log" 2>&1; then
+     cmake --build "$LLAMA_CPP/build-gpu" -j "$(nproc)" --target llama-bench llama-quantize >>"$out/llama-build.log" 2>&1; then
     llama_bench=$LLAMA_CPP/build-gpu/bin/llama-bench
+    quantize=${quantize:-$LLAMA_CPP/build-gpu/bin/llama-quantize}
   else
     note "- FAIL: llama.cpp build ($out/llama-build.log)"
     failed+=(llama-build)
   fi
 fi
+
+note ""
+note "## The cost model on each GPU backend: calibrated, then predicted beside measured"
+((${#gpus[@]})) || note "no GPU device: no calibration"
+cal_files=()
+if ((${#gpus[@]})); then
+  for type in q4_0 q8_0 f16; do synth "llama1b-$type" "$type" "${llama1b[@]}"; cal_files+=("$models/llama1b-$type.gguf"); done
+  if [[ -n $quantize ]]; then
+    [[ -f $models/llama1b-q4_k_m.gguf ]] || check quantize-q4_k_m "$quantize" "$models/llama1b-f16.gguf" "$models/llama1b-q4_k_m.gguf" q4_k_m
+    cal_files+=("$models/llama1b-q4_k_m.gguf")
+  else
+    note "no llama-quantize: an all-Q4_K file stands for Q4_K_M"
+    synth llama1b-q4_k q4_k "${llama1b[@]}"
+    cal_files+=("$models/llama1b-q4_k.gguf")
+  fi
+fi
+# A prompt of about 470 tokens of these files' vocabulary, one step of the prompt's rate.
+prompt="$(for _ in 1 2 3 4 5 6 7 8; do printf 'The little fox looked carefully at a broken wooden boat near the tall green hill. '; done)"
+for b in "${gpus[@]}"; do
+  list=$(IFS=,; echo "${cal_files[*]}")
+  note ""
+  note "engine $b, datasheet profile: \`engine-bench --backend $b -m llama1b-{q4_0,q8_0,f16,q4_k_m}.gguf -p 512 -n 128 -r 3\`"
+  timeout "${GPU_CHECK_TIMEOUT:-600}" "$bench" --backend "$b" -m "$list" -p 512 -n 128 -r 3 -o md 2>"$out/bench-$b-datasheet.log" | tee -a "$summary" ||
+    { note "- FAIL: engine-bench $b datasheet"; failed+=("bench-$b-datasheet"); }
+  note ""
+  note "engine $b, calibrated: \`engine-bench --backend $b --calibrate cal-$b.json -m llama1b-{q4_0,q8_0,f16,q4_k_m}.gguf -p 512 -n 128 -r 3\`"
+  timeout "${GPU_CHECK_TIMEOUT:-600}" "$bench" --backend "$b" --calibrate "$out/cal-$b.json" -m "$list" -p 512 -n 128 -r 3 -o md 2>"$out/calibrate-$b.log" | tee -a "$summary" ||
+    { note "- FAIL: engine-bench --calibrate $b"; failed+=("calibrate-$b"); continue; }
+  for file in "${cal_files[@]}"; do
+    check "profile-$b-$(basename "$file" .gguf)" "$run" -m "$file" --backend "$b" -p "$prompt" -n 64 --temp 0 --profile --hw "$out/cal-$b.json"
+  done
+done
+
+note ""
+note "## Benchmarks: Llama-3-8B-shaped files (random weights)"
+((${#gpus[@]})) || note "no GPU device: no benchmarks"
+for type in q4_0 q4_k; do
+  ((${#gpus[@]})) || break
+  synth "llama3-8b-$type" "$type" "${llama8b[@]}"
+done
 for type in q4_0 q4_k; do
   file=$models/llama3-8b-$type.gguf
   [[ -f $file ]] || continue
   if [[ -n $llama_bench ]]; then
     note ""
     note "llama.cpp CUDA, $type: \`llama-bench -m $(basename "$file") -ngl 99 -p 512 -n 128 -r 3 -o md\`"
-    "$llama_bench" -m "$file" -ngl 99 -p 512 -n 128 -r 3 -o md 2>"$out/llama-bench-$type.log" | tee -a "$summary"
+    timeout "${GPU_CHECK_TIMEOUT:-600}" "$llama_bench" -m "$file" -ngl 99 -p 512 -n 128 -r 3 -o md 2>"$out/llama-bench-$type.log" | tee -a "$summary"
   fi
   for b in "${gpus[@]}"; do
+    hw=()
+    [[ -f $out/cal-$b.json ]] && hw=(--hw "$out/cal-$b.json")
     note ""
-    note "engine $b, $type: \`engine-bench -m $(basename "$file") --backend $b -p 512 -n 128 -r 3 -o md\`"
-    "$bench" -m "$file" --backend "$b" -p 512 -n 128 -r 3 -o md 2>"$out/bench-$b-$type.log" | tee -a "$summary" ||
+    note "engine $b, $type: \`engine-bench -m $(basename "$file") --backend $b ${hw[*]:+--hw cal-$b.json }-p 512 -n 128 -r 3 -o md\`"
+    timeout "${GPU_CHECK_TIMEOUT:-600}" "$bench" -m "$file" --backend "$b" "${hw[@]}" -p 512 -n 128 -r 3 -o md 2>"$out/bench-$b-$type.log" | tee -a "$summary" ||
       { note "- FAIL: engine-bench $b $type"; failed+=("bench-$b-$type"); }
   done
 done
