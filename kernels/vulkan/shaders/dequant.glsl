@@ -326,16 +326,3 @@ void weight_group(uint row, uint g, out float w[32]) {
 #else
 #error "no weight dtype defined"
 #endif
-
-// The activation a product of these weights multiplies: f16 and bf16 weights meet activations
-// rounded to their own type (to nearest even), as the CPU backend's products take them.
-float activation(float a) {
-#if defined(WEIGHT_F16)
-  return float(float16_t(a));
-#elif defined(WEIGHT_BF16)
-  const uint b = floatBitsToUint(a);
-  return uintBitsToFloat((b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u);
-#else
-  return a;
-#endif
-}

@@ -71,7 +71,11 @@ void columns(const uint n, uint c0, uint d0, uint r[SPAN], uint row[SPAN], uint 
 #include "vec_math.glsl"
 // bf16 weights meet activations rounded to bf16 (to nearest even) and summed in the lane order
 // of the CPU's AVX512_BF16 dot products (kernels/cpu/dot_float.cpp), as f16 weights in dot_f16.glsl.
-float act_at(uint act, uint step1, uint i, uint k) { return i < k ? activation(src1_f32[act + i * step1]) : 0.0; }
+float act_at(uint act, uint step1, uint i, uint k) {
+  if (i >= k) return 0.0;
+  const uint b = floatBitsToUint(src1_f32[act + i * step1]);
+  return uintBitsToFloat((b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u);
+}
 float weight_or_zero(uint row, uint i, uint k) { return i < k ? weight_at(row, i) : 0.0; }
 #endif
 

@@ -45,7 +45,7 @@ void main() {
     for (uint p = id; p < TILE_K * TILE_COLS; p += INVOCATIONS) {
       const uint tc = p / TILE_K, kk = p % TILE_K;
       const uint act = byte_at(1, uvec4(0, min(c0 + tc, ne.y - 1), i12, i13)) / 4;
-      tile_acts[kk][tc] = k0 + kk < k ? activation(src1_f32[act + (k0 + kk) * step1]) : 0.0;
+      tile_acts[kk][tc] = k0 + kk < k ? src1_f32[act + (k0 + kk) * step1] : 0.0;
     }
     barrier();
     for (uint kk = 0; kk < TILE_K; ++kk) {

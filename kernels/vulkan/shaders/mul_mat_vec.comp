@@ -65,11 +65,11 @@ void main() {
       weight_group(row, g, w);
       const uint i0 = g * WEIGHT_GROUP;
       for (uint c = 0; c < n; ++c)
-        for (uint e = 0; e < WEIGHT_GROUP; ++e) sums[c] += w[e] * activation(src1_f32[acts[c] + (i0 + e) * step1]);
+        for (uint e = 0; e < WEIGHT_GROUP; ++e) sums[c] += w[e] * src1_f32[acts[c] + (i0 + e) * step1];
     }
     for (uint i = groups * WEIGHT_GROUP + id; i < k; i += INVOCATIONS) {
       const float w = weight_at(row, i);
-      for (uint c = 0; c < n; ++c) sums[c] += w * activation(src1_f32[acts[c] + i * step1]);
+      for (uint c = 0; c < n; ++c) sums[c] += w * src1_f32[acts[c] + i * step1];
     }
     write_totals(sums, n, r, c0, i12, i13);
   }
