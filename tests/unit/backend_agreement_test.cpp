@@ -1,10 +1,12 @@
 // Every device backend computes a model's logits as the CPU backend does, for a prompt and a
-// decode step, on shapes whose rows leave a tail after the CPU's 64-element vector steps. A
-// software device (a GPU API on the CPU) sums in the CPU's order, so on f16 and bf16 weights
-// (whose activations are rounded to 2^-11 and 2^-8 before each multiply, where one last-bit
-// difference upstream would show) it agrees to the last bits; a GPU sums in orders of its own,
-// which flip some of those roundings, and agrees within the references' tolerance for float
-// weights (2e-3). On f32 weights every device agrees within rounding. A backend not built in is skipped.
+// decode step, on shapes whose rows leave a tail after the CPU's 64-element vector steps. On
+// f16 and bf16 weights activations are rounded to 2^-11 and 2^-8 before each multiply, where
+// one last-bit difference upstream shows. A software device (a GPU API on the CPU) sums in the
+// CPU's order with the CPU's arithmetic: within rounding on f32 weights, to the last bits on
+// f16 and bf16. A GPU sums in orders of its own and computes exp and square roots to its own
+// last bits, which flip some of those roundings: within the references' tolerance for float
+// weights (2e-3) on f32 and f16, and on bf16 within 8 times that, one flipped bf16 rounding
+// weighing as much as 8 flipped f16 ones. A backend not built in is skipped.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -50,9 +52,10 @@ TEST_P(BackendAgreement, LogitsOfFloatWeightsEqualTheCpuBackends) {
   } catch (const Error& e) {
     GTEST_SKIP() << e.what();
   }
-  const bool cpu_order = device_info(GetParam(), 0).type == "software";
-  const double rounded_bound = cpu_order ? 1e-5 : 2e-3;
-  const std::pair<DType, double> bounds[] = {{DType::F32, 1e-3}, {DType::F16, rounded_bound}, {DType::BF16, rounded_bound}};
+  const bool cpu_arithmetic = device_info(GetParam(), 0).type == "software";
+  const std::pair<DType, double> bounds[] = {{DType::F32, cpu_arithmetic ? 1e-3 : 2e-3},
+                                             {DType::F16, cpu_arithmetic ? 1e-5 : 2e-3},
+                                             {DType::BF16, cpu_arithmetic ? 1e-5 : 1.6e-2}};
   for (const auto& [type, bound] : bounds)
     for (const auto& [n_embd, n_ff] : {std::pair<int64_t, int64_t>{256, 512}, {288, 800}}) {
       const std::string path = test_models::synthetic_model(type, n_embd, n_ff);
