@@ -67,6 +67,27 @@ std::map<engine::Op, double> rates_per_op(const json& object, const std::string&
   });
 }
 
+// The optional object `key` of {"dtype": {"columns": figure, ...}, ...}: every column count
+// from 2 to kShortPrompt - 1.
+std::map<engine::DType, std::map<int64_t, double>> column_rates_per_dtype(const json& object, const std::string& key,
+                                                                         const std::string& where) {
+  std::map<engine::DType, std::map<int64_t, double>> rates;
+  const auto it = object.find(key);
+  if (it == object.end()) return rates;
+  const std::string here = where + " key '" + key + "'";
+  if (!it->is_object()) throw engine::Error(here + " must be an object of dtype names");
+  for (const auto& [name, per_columns] : it->items()) {
+    const std::optional<engine::DType> type = engine::dtype_from_name(name);
+    if (!type) throw engine::Error(here + " names no dtype '" + name + "'");
+    rates[*type] = rates_by_name<int64_t>(*it, name, here, "column count", [](const std::string& n) -> std::optional<int64_t> {
+      for (int64_t c = 2; c < HardwareProfile::kShortPrompt; ++c)
+        if (n == std::to_string(c)) return c;
+      return std::nullopt;
+    });
+  }
+  return rates;
+}
+
 }  // namespace
 
 HardwareProfile parse_profile(std::string_view content, const std::string& where) {
@@ -92,6 +113,7 @@ HardwareProfile parse_profile(std::string_view content, const std::string& where
   p.mul_mat_tflops = rates_per_dtype(j, "mul_mat_tflops", where);
   p.mul_mat_short_tflops = rates_per_dtype(j, "mul_mat_short_tflops", where);
   p.mul_mat_gbs = rates_per_dtype(j, "mul_mat_gbs", where);
+  p.mul_mat_columns_gbs = column_rates_per_dtype(j, "mul_mat_columns_gbs", where);
   p.attention_tflops = rates_per_dtype(j, "attention_tflops", where);
   p.attention_decode_tflops = rates_per_dtype(j, "attention_decode_tflops", where);
   p.op_gbs = rates_per_op(j, "op_gbs", where);
@@ -125,6 +147,9 @@ void write_profile(const HardwareProfile& p, std::ostream& out, std::string_view
   rates("mul_mat_tflops", p.mul_mat_tflops);
   rates("mul_mat_short_tflops", p.mul_mat_short_tflops);
   rates("mul_mat_gbs", p.mul_mat_gbs);
+  for (const auto& [dtype, per_columns] : p.mul_mat_columns_gbs)
+    for (const auto& [columns, rate] : per_columns)
+      j["mul_mat_columns_gbs"][std::string(engine::dtype_name(dtype))][std::to_string(columns)] = fig(rate);
   rates("attention_tflops", p.attention_tflops);
   rates("attention_decode_tflops", p.attention_decode_tflops);
   for (const auto& [op, rate] : p.op_gbs) j["op_gbs"][std::string(engine::op_name(op))] = fig(rate);

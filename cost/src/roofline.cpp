@@ -19,14 +19,15 @@ double rate_of(const std::map<engine::DType, double>& rates, engine::DType type,
   return it == rates.end() ? otherwise : it->second;
 }
 
-// The arithmetic time of a product of `weight` by `columns` activation columns, `flops` in all.
-// From kShortPrompt columns on: at the calibrated short-prompt rate there, the long-prompt rate
-// from kLongPrompt on, in between at a rate interpolated in log(columns). Below kShortPrompt,
-// where kernels run a few columns at a time, the time per column goes geometrically from a
-// decode step's (the weight at the calibrated bandwidth) to the short prompt's. Uncalibrated
-// dtypes take the class peak.
+// The arithmetic time of a product of `weight` by `columns` activation columns, `flops` and
+// `bytes` in all. From kShortPrompt columns on: at the calibrated short-prompt rate there, the
+// long-prompt rate from kLongPrompt on, in between at a rate interpolated in log(columns). Below
+// kShortPrompt, where kernels run a few columns at a time: the time the calibration measured at
+// that column count where it did, else a time per column going geometrically from a decode
+// step's (the weight at the calibrated bandwidth) to the short prompt's. Uncalibrated dtypes
+// take the class peak.
 double product_compute_s(const HardwareProfile& hw, const engine::Tensor& weight, int64_t columns, double flops,
-                         double peak) {
+                         double bytes, double peak) {
   using P = HardwareProfile;
   const double long_rate = rate_of(hw.mul_mat_tflops, weight.type, peak) * 1e12;
   const double short_rate = rate_of(hw.mul_mat_short_tflops, weight.type, long_rate / 1e12) * 1e12;
@@ -36,6 +37,9 @@ double product_compute_s(const HardwareProfile& hw, const engine::Tensor& weight
     const double at = std::log(n / P::kShortPrompt) / std::log(static_cast<double>(P::kLongPrompt) / P::kShortPrompt);
     return flops / (short_rate + at * (long_rate - short_rate));
   }
+  if (const auto table = hw.mul_mat_columns_gbs.find(weight.type); table != hw.mul_mat_columns_gbs.end())
+    if (const auto measured = table->second.find(columns); measured != table->second.end())
+      return bytes / (measured->second * 1e9);
   const auto gbs = hw.mul_mat_gbs.find(weight.type);
   if (gbs == hw.mul_mat_gbs.end() || !hw.mul_mat_short_tflops.contains(weight.type)) return flops / short_rate;
   const double decode_column_s = static_cast<double>(weight.nbytes()) / (gbs->second * 1e9);
@@ -90,7 +94,7 @@ Prediction predict(const GraphCost& cost, const HardwareProfile& hw) {
                           : a     ? attention_tflops(hw, a->type, nc.node->ne[1], product_rate)
                                   : peak;
       require_positive(rate, std::string(compute_class_name(cls)) + " peak rate", hw);
-      np.compute_s = a && a->has(engine::kWeight) && !experts ? product_compute_s(hw, *a, nc.node->nrows(), np.flops, peak)
+      np.compute_s = a && a->has(engine::kWeight) && !experts ? product_compute_s(hw, *a, nc.node->nrows(), np.flops, np.bytes, peak)
                                                    : np.flops / (rate * 1e12);
     }
     const auto op_rate = hw.op_gbs.find(nc.node->op);

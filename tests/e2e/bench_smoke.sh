@@ -89,7 +89,11 @@ assert sorted(rates) == sorted(["f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q
 assert all(r["value"] > 0 for r in rates.values()), rates
 for key in ("mul_mat_short_tflops", "mul_mat_gbs"):
     assert sorted(p[key]) == sorted(rates) and all(r["value"] > 0 for r in p[key].values()), (key, p[key])
-assert list(p["attention_tflops"]) == ["f16"] and p["attention_tflops"]["f16"]["value"] > 0, p["attention_tflops"]
+for key in ("attention_tflops", "attention_decode_tflops"):
+    assert list(p[key]) == ["f16"] and p[key]["f16"]["value"] > 0, (key, p[key])
+columns = p["mul_mat_columns_gbs"]
+assert sorted(columns) == sorted(rates), columns
+assert all(sorted(map(int, c)) == list(range(2, 16)) and all(r["value"] > 0 for r in c.values()) for c in columns.values()), columns
 assert {"RMS_NORM", "ROPE", "SOFT_MAX", "SILU", "MUL", "ADD"} <= set(p["op_gbs"]), p["op_gbs"]
 assert all(r["value"] > 0 for r in p["op_gbs"].values()), p["op_gbs"]
 print("ok   calibrated profile:", p["description"])

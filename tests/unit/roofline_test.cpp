@@ -310,6 +310,17 @@ TEST(Roofline, ProductRateFollowsItsColumns) {
   EXPECT_NEAR(compute_s(4), 4 * std::sqrt(decode_column_s * prompt_column_s), 1e-15);  // log 4 / log 16 = 1/2
   EXPECT_NEAR(rate(64), 0.1 + 0.3 * 2.0 / 5.0, 1e-12) << "from 16 columns on, as without it";
 
+  // A column count the calibration measured takes that measurement: its bytes at that rate.
+  hw.mul_mat_columns_gbs[DType::Q4_0] = {{3, 2.5}, {11, 0.5}};
+  for (const int64_t columns : {3, 11}) {
+    MatMulGraph m(DType::Q4_0, 256, 512, columns);
+    const cost::GraphCost c = cost::analyze(m.g, cost::CostModel::kDefault);
+    EXPECT_DOUBLE_EQ(cost::predict(c, hw).nodes[0].compute_s,
+                     c.nodes[0].counts.bytes() / (hw.mul_mat_columns_gbs[DType::Q4_0][columns] * 1e9));
+  }
+  EXPECT_NEAR(compute_s(4), 4 * std::sqrt(decode_column_s * prompt_column_s), 1e-15) << "the others as before";
+  EXPECT_NEAR(compute_s(1), decode_column_s, 1e-15);
+
   hw.mul_mat_short_tflops.clear();
   EXPECT_NEAR(rate(4), 0.4, 1e-12) << "without a short-prompt rate, the long one";
 }
@@ -326,6 +337,7 @@ TEST(Hardware, WrittenProfileReadsBackWithItsCalibratedRates) {
   p.op_gbs = {{Op::RMS_NORM, 410.5}, {Op::SOFT_MAX, 96}};
   p.attention_tflops = {{DType::F16, 120.5}};
   p.attention_decode_tflops = {{DType::F16, 0.75}};
+  p.mul_mat_columns_gbs = {{DType::Q4_K, {{2, 1500.5}, {15, 240}}}};
   const std::string path = testing::TempDir() + "written-profile.json";
   {
     std::ofstream out(path);
@@ -341,10 +353,27 @@ TEST(Hardware, WrittenProfileReadsBackWithItsCalibratedRates) {
   EXPECT_EQ(back.op_gbs, p.op_gbs);
   EXPECT_EQ(back.attention_tflops, p.attention_tflops);
   EXPECT_EQ(back.attention_decode_tflops, p.attention_decode_tflops);
+  EXPECT_EQ(back.mul_mat_columns_gbs, p.mul_mat_columns_gbs);
   std::filesystem::remove(path);
 }
 
 // A profile file naming an op the engine has not is refused, naming it.
+// A column count outside 2..15 in mul_mat_columns_gbs is refused, naming it.
+TEST(Hardware, ProfileNamingAColumnCountPastTheShortPromptIsRefused) {
+  cost::HardwareProfile p = h100();
+  p.mul_mat_columns_gbs = {{DType::Q4_0, {{15, 10}}}};
+  std::ostringstream text;
+  cost::write_profile(p, text, "a test");
+  std::string s = text.str();
+  s.replace(s.find("\"15\""), 4, "\"16\"");
+  try {
+    cost::parse_profile(s, "profile");
+    ADD_FAILURE() << "a profile with 16 columns in its table read";
+  } catch (const engine::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("names no column count '16'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Hardware, ProfileNamingAnUnknownOpIsRefused) {
   const std::string path = testing::TempDir() + "unknown-op-profile.json";
   {

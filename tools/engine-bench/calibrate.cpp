@@ -1,9 +1,9 @@
 // engine-bench --calibrate: the rates this backend's own kernels reach, timed op by op on models
 // synthesized for it and loaded as any model is (so the packed layouts the backend makes of them
 // are what runs): its matrix products' arithmetic over a long and a short prompt and bandwidth
-// over decode steps whose weights are far beyond the last-level cache, per weight dtype; its
-// attention's arithmetic over a long prompt and in decode steps after one; its other ops'
-// bandwidth over a long prompt, per op.
+// over decode steps and prompts of 2 to 15 tokens whose weights are far beyond the last-level
+// cache, per weight dtype; its attention's arithmetic over a long prompt and in decode steps
+// after one; its other ops' bandwidth over a long prompt, per op.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -230,12 +230,17 @@ void calibrate_kernels(cost::HardwareProfile& profile, const BenchOptions& opt) 
     }
     const auto session = calibration_session(opt, calibration_model(type, decode_layers(type)), kDecodeSteps + 1);
     const std::vector<int32_t> tokens = random_tokens(*session, kDecodeSteps + 1);
+    const auto gbs = [](const Timed& t) { return t.bytes / t.seconds / 1e9; };
     profile.mul_mat_gbs[type] = median_product_rate(
         *session, type,
         [&] {
           session->prefill(std::span(tokens).first(1));
           for (int64_t i = 1; i <= kDecodeSteps; ++i) session->decode(tokens[static_cast<size_t>(i)]);
         },
-        [](const Timed& t) { return t.bytes / t.seconds / 1e9; });
+        gbs);
+    // Prompts of every column count below the short prompt's, on the same weights.
+    for (int64_t n = 2; n < cost::HardwareProfile::kShortPrompt; ++n)
+      profile.mul_mat_columns_gbs[type][n] =
+          median_product_rate(*session, type, [&] { session->prefill(std::span(tokens).first(static_cast<size_t>(n))); }, gbs);
   }
 }

@@ -38,6 +38,10 @@ struct HardwareProfile {
   std::map<engine::DType, double> mul_mat_tflops;
   std::map<engine::DType, double> mul_mat_short_tflops;
   std::map<engine::DType, double> mul_mat_gbs;
+  // The bytes per second a product of n activation columns moves, n from 2 to kShortPrompt - 1,
+  // per weight dtype (the weights beyond the last-level cache, as mul_mat_gbs's): kernels that
+  // take columns in blocks run a column count between two blocks far from any smooth curve.
+  std::map<engine::DType, std::map<int64_t, double>> mul_mat_columns_gbs;
   // The arithmetic rate of attention's products (the KV cache's, per cache dtype) over a
   // kLongPrompt-token prompt, which they take instead of mul_mat_tflops.
   std::map<engine::DType, double> attention_tflops;
