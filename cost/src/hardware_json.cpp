@@ -37,26 +37,35 @@ double figure(const json& object, const std::string& key, const std::string& whe
   return v.get<double>();
 }
 
-// The optional object `key` of figures named by a `what` ({"Q4_0": figure, ...}): each name
-// parsed by `parse` into an optional key.
+// The optional object `key` of values named by a `what` ({"Q4_0": value, ...}): each name parsed
+// by `parse` into an optional key, each value read by `read(object, name, where)`.
+template <typename Key, typename Parse, typename Read>
+auto values_by_name(const json& object, const std::string& key, const std::string& where, const std::string& what,
+                    Parse parse, Read read) {
+  std::map<Key, decltype(read(object, key, where))> values;
+  const auto it = object.find(key);
+  if (it == object.end()) return values;
+  const std::string here = where + " key '" + key + "'";
+  if (!it->is_object()) throw engine::Error(here + " must be an object of " + what + " names");
+  for (const auto& [name, v] : it->items()) {
+    const std::optional<Key> k = parse(name);
+    if (!k) throw engine::Error(here + " names no " + what + " '" + name + "'");
+    values[*k] = read(*it, name, here);
+  }
+  return values;
+}
+
+// The same of figures ({"Q4_0": figure, ...}).
 template <typename Key, typename Parse>
 std::map<Key, double> rates_by_name(const json& object, const std::string& key, const std::string& where,
                                     const std::string& what, Parse parse) {
-  std::map<Key, double> rates;
-  const auto it = object.find(key);
-  if (it == object.end()) return rates;
-  const std::string here = where + " key '" + key + "'";
-  if (!it->is_object()) throw engine::Error(here + " must be an object of " + what + " names");
-  for (const auto& [name, f] : it->items()) {
-    const std::optional<Key> k = parse(name);
-    if (!k) throw engine::Error(here + " names no " + what + " '" + name + "'");
-    rates[*k] = figure(*it, name, here);
-  }
-  return rates;
+  return values_by_name<Key>(object, key, where, what, parse, figure);
 }
 
+std::optional<engine::DType> parse_dtype(const std::string& name) { return engine::dtype_from_name(name); }
+
 std::map<engine::DType, double> rates_per_dtype(const json& object, const std::string& key, const std::string& where) {
-  return rates_by_name<engine::DType>(object, key, where, "dtype", [](const std::string& n) { return engine::dtype_from_name(n); });
+  return rates_by_name<engine::DType>(object, key, where, "dtype", parse_dtype);
 }
 
 std::map<engine::Op, double> rates_per_op(const json& object, const std::string& key, const std::string& where) {
@@ -71,21 +80,15 @@ std::map<engine::Op, double> rates_per_op(const json& object, const std::string&
 // from 2 to kShortPrompt - 1.
 std::map<engine::DType, std::map<int64_t, double>> column_rates_per_dtype(const json& object, const std::string& key,
                                                                          const std::string& where) {
-  std::map<engine::DType, std::map<int64_t, double>> rates;
-  const auto it = object.find(key);
-  if (it == object.end()) return rates;
-  const std::string here = where + " key '" + key + "'";
-  if (!it->is_object()) throw engine::Error(here + " must be an object of dtype names");
-  for (const auto& [name, per_columns] : it->items()) {
-    const std::optional<engine::DType> type = engine::dtype_from_name(name);
-    if (!type) throw engine::Error(here + " names no dtype '" + name + "'");
-    rates[*type] = rates_by_name<int64_t>(*it, name, here, "column count", [](const std::string& n) -> std::optional<int64_t> {
-      for (int64_t c = 2; c < HardwareProfile::kShortPrompt; ++c)
-        if (n == std::to_string(c)) return c;
-      return std::nullopt;
-    });
-  }
-  return rates;
+  const auto parse_columns = [](const std::string& n) -> std::optional<int64_t> {
+    for (int64_t c = 2; c < HardwareProfile::kShortPrompt; ++c)
+      if (n == std::to_string(c)) return c;
+    return std::nullopt;
+  };
+  return values_by_name<engine::DType>(object, key, where, "dtype", parse_dtype,
+                                       [&](const json& o, const std::string& name, const std::string& here) {
+                                         return rates_by_name<int64_t>(o, name, here, "column count", parse_columns);
+                                       });
 }
 
 }  // namespace

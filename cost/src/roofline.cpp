@@ -83,8 +83,9 @@ Prediction predict(const GraphCost& cost, const HardwareProfile& hw) {
     np.bytes = nc.counts.bytes();
     // A product runs at the rates the backend's kernels for its src0 dtype were calibrated at: a
     // weight's by its column count, the KV cache's (attention, batched per head) at attention's
-    // rate for its queries a head (dim 1), or else the long-prompt rate of its dtype; the experts' product at the rates of its
-    // dtype (it reads only the chosen experts, so not the whole tensor a weight's column reads).
+    // rate for its queries a head (dim 1), or else the long-prompt rate of its dtype; the
+    // experts' product at the rates of its dtype (it reads only the chosen experts, so not the
+    // whole tensor a weight's column reads).
     const bool experts = nc.node->op == engine::Op::MUL_MAT_ID;
     const engine::Tensor* a = engine::is_mat_mul(nc.node->op) ? nc.node->src[0] : nullptr;
     if (np.flops > 0) {
