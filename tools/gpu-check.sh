@@ -42,6 +42,7 @@ if [[ -z $shared ]]; then
 fi
 shared=$(cd "$shared" 2>/dev/null && pwd || echo "$shared")
 models=${GPU_CHECK_MODELS:-$build/models}
+limit=${GPU_CHECK_TIMEOUT:-600}  # seconds a check may run
 
 configure_and_build() {  # configure_and_build ARCHS
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DENGINE_CUDA_ARCHS="$1" >/dev/null &&
@@ -76,7 +77,7 @@ note() { echo "$*" | tee -a "$summary"; }
 check() {
   local name=$1
   shift
-  if timeout "${GPU_CHECK_TIMEOUT:-600}" "$@" >"$out/$name.log" 2>&1; then
+  if timeout "$limit" "$@" >"$out/$name.log" 2>&1; then
     note "- pass: $name"
   else
     note "- FAIL: $name (exit $?, $out/$name.log)"
@@ -137,10 +138,10 @@ done
 # synth NAME TYPE FLAGS...: a model of random weights whose rows repeat 64 drawn ones (seconds to
 # write at any size, timed as any), written once into the models folder.
 synth() {
-  local file=$models/$1.gguf type=$2
+  local name=$1 type=$2
   shift 2
-  [[ -f $file ]] || "$gguf" synth -o "$file" --type "$type" --distinct-rows 64 "$@" >"$out/synth-$(basename "$file" .gguf).log" 2>&1 ||
-    { note "- FAIL: synth $file"; failed+=("synth-$(basename "$file" .gguf)"); }
+  [[ -f $models/$name.gguf ]] || "$gguf" synth -o "$models/$name.gguf" --type "$type" --distinct-rows 64 "$@" >"$out/synth-$name.log" 2>&1 ||
+    { note "- FAIL: synth $name"; failed+=("synth-$name"); }
 }
 llama1b=(--embd 2048 --layers 16 --heads 32 --kv-heads 8 --ff 8192 --vocab 32000 --ctx 4096)
 llama8b=(--embd 4096 --layers 32 --heads 32 --kv-heads 8 --ff 14336 --vocab 128256 --ctx 8192)
@@ -179,11 +180,11 @@ for b in "${gpus[@]}"; do
   list=$(IFS=,; echo "${cal_files[*]}")
   note ""
   note "engine $b, datasheet profile: \`engine-bench --backend $b -m llama1b-{q4_0,q8_0,f16,q4_k_m}.gguf -p 512 -n 128 -r 3\`"
-  timeout "${GPU_CHECK_TIMEOUT:-600}" "$bench" --backend "$b" -m "$list" -p 512 -n 128 -r 3 -o md 2>"$out/bench-$b-datasheet.log" | tee -a "$summary" ||
+  timeout "$limit" "$bench" --backend "$b" -m "$list" -p 512 -n 128 -r 3 -o md 2>"$out/bench-$b-datasheet.log" | tee -a "$summary" ||
     { note "- FAIL: engine-bench $b datasheet"; failed+=("bench-$b-datasheet"); }
   note ""
   note "engine $b, calibrated: \`engine-bench --backend $b --calibrate cal-$b.json -m llama1b-{q4_0,q8_0,f16,q4_k_m}.gguf -p 512 -n 128 -r 3\`"
-  timeout "${GPU_CHECK_TIMEOUT:-600}" "$bench" --backend "$b" --calibrate "$out/cal-$b.json" -m "$list" -p 512 -n 128 -r 3 -o md 2>"$out/calibrate-$b.log" | tee -a "$summary" ||
+  timeout "$limit" "$bench" --backend "$b" --calibrate "$out/cal-$b.json" -m "$list" -p 512 -n 128 -r 3 -o md 2>"$out/calibrate-$b.log" | tee -a "$summary" ||
     { note "- FAIL: engine-bench --calibrate $b"; failed+=("calibrate-$b"); continue; }
   for file in "${cal_files[@]}"; do
     check "profile-$b-$(basename "$file" .gguf)" "$run" -m "$file" --backend "$b" -p "$prompt" -n 64 --temp 0 --profile --hw "$out/cal-$b.json"
@@ -207,14 +208,14 @@ for type in q4_0 q4_k; do
   if [[ -n $llama_bench ]]; then
     note ""
     note "llama.cpp CUDA, $type: \`llama-bench -m $(basename "$file") -ngl 99 -p 512 -n 128 -r 3 -o md\`"
-    timeout "${GPU_CHECK_TIMEOUT:-600}" "$llama_bench" -m "$file" -ngl 99 -p 512 -n 128 -r 3 -o md 2>"$out/llama-bench-$type.log" | tee -a "$summary"
+    timeout "$limit" "$llama_bench" -m "$file" -ngl 99 -p 512 -n 128 -r 3 -o md 2>"$out/llama-bench-$type.log" | tee -a "$summary"
   fi
   for b in "${gpus[@]}"; do
     hw=()
     [[ -f $out/cal-$b.json ]] && hw=(--hw "$out/cal-$b.json")
     note ""
     note "engine $b, $type: \`engine-bench -m $(basename "$file") --backend $b ${hw[*]:+--hw cal-$b.json }-p 512 -n 128 -r 3 -o md\`"
-    timeout "${GPU_CHECK_TIMEOUT:-600}" "$bench" -m "$file" --backend "$b" "${hw[@]}" -p 512 -n 128 -r 3 -o md 2>"$out/bench-$b-$type.log" | tee -a "$summary" ||
+    timeout "$limit" "$bench" -m "$file" --backend "$b" "${hw[@]}" -p 512 -n 128 -r 3 -o md 2>"$out/bench-$b-$type.log" | tee -a "$summary" ||
       { note "- FAIL: engine-bench $b $type"; failed+=("bench-$b-$type"); }
   done
 done
