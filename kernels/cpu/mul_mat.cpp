@@ -25,6 +25,11 @@ size_t act_region_bytes(const Tensor* a, const Tensor* b) {
   return work_bytes(row_bytes(vec_dot_type(a->type), b->ne[0]) * static_cast<size_t>(b->nrows()));
 }
 
+// One activation column in one batch (a decode step's product): each thread converts the column
+// itself, into its own copy, so that no thread waits for another before its dots (a worker that
+// wakes late held up both).
+bool one_column(const Tensor* b) { return b->ne[1] == 1 && b->ne[2] * b->ne[3] == 1; }
+
 // One tile of a batch's multiply: output rows [row, row + rows) by activation columns
 // [col, col + cols), dots of n elements in `order`.
 struct TilePlace {
@@ -135,7 +140,7 @@ OutputSplit output_split(const Tensor* dst, int nth) {
   const int64_t ne01 = a->ne[1], ne11 = b->ne[1];
   // One activation column (decode): each thread takes one even, contiguous run of rows, so its
   // kernels see long row ranges to stream and prefetch; otherwise row chunks are reused per column.
-  const int64_t chunk_rows = ne11 == 1 && b->ne[2] * b->ne[3] == 1
+  const int64_t chunk_rows = one_column(b)
                                  ? std::max(kRowBlock, ((ne01 + nth - 1) / nth + kRowBlock - 1) / kRowBlock * kRowBlock)
                                  : kRowChunk;
   const DotOrder order = dot_order(a->type, a->ne[0], ne01, ne11, mul_mat_params(*dst).kv_span);
@@ -154,8 +159,9 @@ void for_item_tiles(const Tensor* dst, const OutputSplit& split, int64_t row0, i
   for_column_tiles(dst, split.order, row0, rows, 0, dst->src[1]->ne[1], tile);
 }
 
-// The work memory: the converted activations, shared, then per thread a slice that holds the
-// gathered row of a strided activation in the first phase, its tiles' work in the second.
+// The work memory: the converted activations, shared (with one column, a copy per thread), then
+// per thread a slice that holds the gathered row of a strided activation in the first phase, its
+// tiles' work in the second.
 struct MulMatWork {
   size_t acts, slice;
 };
@@ -169,7 +175,24 @@ MulMatWork mul_mat_work(const Tensor* dst, int nth, bool weight_packed) {
   size_t tiles = 0;
   for_item_tiles(dst, split, 0, std::min(a->ne[1], split.chunk_rows),
                  [&](const TilePlace& t) { tiles = std::max(tiles, tile_work_size(dst, weight_packed, t)); });
-  return {act_region_bytes(a, b), std::max(gather, tiles)};
+  return {act_region_bytes(a, b) * static_cast<size_t>(one_column(b) ? nth : 1), std::max(gather, tiles)};
+}
+
+// A one_column product on thread p.ith: its own copy of the converted column, then its even,
+// contiguous share of the rows (in whole kRowBlock groups), one tile.
+void mul_mat_one_column(const ComputeParams& p, const Tensor* dst, const MulMatWork& work) {
+  const Tensor* a = dst->src[0];
+  const Tensor* b = dst->src[1];
+  char* acts = static_cast<char*>(p.wdata) + static_cast<size_t>(p.ith) * (work.acts / static_cast<size_t>(p.nth));
+  char* mine = thread_work(p, work.acts, work.slice);
+  convert_activation(a->type, bytes(b->data), b->nb[0], a->ne[0], reinterpret_cast<float*>(mine), acts);
+  const OutputSplit split = output_split(dst, p.nth);
+  const MulMatBatch batch{bytes(a->data), acts, row_bytes(vec_dot_type(a->type), a->ne[0]), static_cast<char*>(dst->data),
+                          dst->nb[0], dst->nb[1], p.weight_packed, mine, work.slice};
+  const int64_t ne01 = a->ne[1], row0 = std::min(ne01, p.ith * split.chunk_rows);
+  const int64_t rows = std::min(ne01, row0 + split.chunk_rows) - row0;
+  if (rows > 0)
+    for_item_tiles(dst, split, row0, rows, [&](const TilePlace& t) { dot_tile(a->type, t.order, tile_at(dst, batch, 0, t)); });
 }
 
 }  // namespace
@@ -216,6 +239,7 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
   const MulMatWork work = mul_mat_work(dst, p.nth, p.weight_packed);
   require_work(p, work.acts + static_cast<size_t>(p.nth) * work.slice, dst);
 
+  if (one_column(b)) return mul_mat_one_column(p, dst, work);
   const int64_t K = a->ne[0];
   const size_t act_row = row_bytes(vec_dot_type(a->type), K);
   char* acts = static_cast<char*>(p.wdata);
