@@ -106,6 +106,20 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model, con
   return s;
 }
 
+const StepGraph& Session::step_graph(const StepShape& shape) {
+  const bool reusable = step_ && step_shape_.n_tokens == shape.n_tokens && step_shape_.n_outputs == shape.n_outputs &&
+                        step_->n_kv == attention_span(shape.n_past, shape.n_tokens, step_->n_ctx);
+  if (reusable) {
+    rebase_step(*step_, shape.n_past);
+  } else {
+    step_ = build_step_graph(*model_, *kv_, shape);
+    step_plan_ = Plan::make(*step_->graph);
+  }
+  step_shape_ = shape;
+  backend_->allocate(*step_->graph, *step_plan_);
+  return *step_;
+}
+
 void Session::run_step(std::span<const int32_t> tokens, bool prefill) {
   const auto t0 = Clock::now();
   const int64_t n = static_cast<int64_t>(tokens.size());
@@ -114,8 +128,7 @@ void Session::run_step(std::span<const int32_t> tokens, bool prefill) {
     if (t < 0 || t >= n_vocab)
       throw Error("token id " + std::to_string(t) + " is outside the vocabulary of " + std::to_string(n_vocab));
   const StepShape shape{n, n_past_, 1};
-  StepGraph g = build_step_graph(*model_, *kv_, shape);
-  backend_->allocate(*g.graph, Plan::make(*g.graph));
+  const StepGraph& g = step_graph(shape);
   set_step_inputs(*backend_, g, tokens, n_past_);
   if (!params_.profile) {
     backend_->compute(*g.graph, nullptr);

@@ -1,5 +1,6 @@
 // Steps a device can replay: a graph rebased to a later n_past (rebase_step) is the graph built
-// for it, node for node, and computes the same logits; a step outside its span is refused.
+// for it, node for node, and computes the same logits; a step outside its span is refused; a
+// session's decode, which reuses its graph so, computes what a graph built each step does.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -8,6 +9,7 @@
 #include "engine/arch.h"
 #include "engine/error.h"
 #include "engine/op_params.h"
+#include "engine/session.h"
 #include "test_models.h"
 
 namespace {
@@ -68,6 +70,35 @@ TEST(StepReplay, RebasedGraphComputesTheLaterStepsLogits) {
   StepGraph replayed = build_step_graph(*model, kv, StepShape{1, 2, 1});  // built for an earlier step
   rebase_step(replayed, 6);
   EXPECT_EQ(logits_of(*backend, replayed, {123}, model->hparams().n_vocab), want);
+}
+
+// A session keeps its decode graph from step to step (rebased) and builds a new one where the
+// attention span grows: its logits across the 32 -> 64 span boundary are those of a graph built
+// for every step.
+TEST(StepReplay, SessionDecodeAcrossASpanBoundaryMatchesAGraphBuiltEachStep) {
+  const std::string path = test_models::synthetic_model(DType::Q4_0);
+  SessionParams params;
+  params.n_ctx = 64;
+  params.n_threads = 2;
+  auto session = Session::create(path, params);
+  auto model = Model::load(path);
+  KVCache kv(model->hparams(), 64, DType::F16);
+  auto backend = make_cpu_backend(2);
+  backend->load_weights(*model);
+  backend->allocate_kv(kv);
+
+  std::vector<int32_t> prompt(28);
+  for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>(7 + 13 * i);
+  session->prefill(prompt);
+  StepGraph first = build_step_graph(*model, kv, StepShape{static_cast<int64_t>(prompt.size()), 0, 1});
+  logits_of(*backend, first, prompt, model->hparams().n_vocab);
+  for (int64_t n_past = 28; n_past < 36; ++n_past) {
+    SCOPED_TRACE(n_past);
+    const int32_t token = static_cast<int32_t>(100 + n_past);
+    const std::span<const float> got = session->decode(token);
+    StepGraph fresh = build_step_graph(*model, kv, StepShape{1, n_past, 1});
+    EXPECT_EQ(std::vector<float>(got.begin(), got.end()), logits_of(*backend, fresh, {token}, model->hparams().n_vocab));
+  }
 }
 
 TEST(StepReplay, AStepOutsideTheSpanIsRefused) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "engine/backend.h"
 #include "engine/kv_cache.h"
 #include "engine/model.h"
+#include "engine/plan.h"
 #include "engine/tokenizer.h"
 
 namespace engine {
@@ -105,6 +107,10 @@ class Session {
   static std::unique_ptr<Session> create(std::shared_ptr<const Model> model, const SessionParams& params,
                                          std::chrono::steady_clock::time_point t0);
   void run_step(std::span<const int32_t> tokens, bool prefill);
+  // The graph of a step of `shape`, allocated on the backend: the previous step's, rebased
+  // (rebase_step), where it has the same tokens, outputs and attention span, as most decode
+  // steps do (a span serves 32 positions); else a new one, planned.
+  const StepGraph& step_graph(const StepShape& shape);
 
   SessionParams params_;
   std::shared_ptr<const Model> model_;
@@ -112,6 +118,9 @@ class Session {
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<KVCache> kv_;
   std::vector<float> logits_;
+  std::optional<StepGraph> step_;  // the last step's graph, its shape and plan (step_graph)
+  StepShape step_shape_;
+  std::optional<Plan> step_plan_;
   int64_t n_past_ = 0;
   Timings timings_;
   Profiler profiler_;
