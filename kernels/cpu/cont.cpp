@@ -1,5 +1,6 @@
 // CONT and CPY on the CPU: copy src0's elements, in row-major order, into dst's layout
 // (strides from nb[]), converting the dtype. Element counts must match, shapes need not.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -66,6 +67,37 @@ bool same_shape(const Tensor* a, const Tensor* b) {
   return true;
 }
 
+// F32 into dense F32 or F16 rows from a 2-D source whose rows are adjacent floats (a transposed
+// tensor: a V cache store, hundreds of rows a token each).
+bool transposed_float_store(const Tensor* src, const Tensor* dst) {
+  return src->type == DType::F32 && (dst->type == DType::F32 || dst->type == DType::F16) && src->nb[1] == sizeof(float) &&
+         src->ne[2] * src->ne[3] == 1 && dst->nb[0] == dtype_info(dst->type).block_bytes;
+}
+
+// Element i of rows r.. is a run of floats in the source: converted a run at a time (with the
+// SIMD conversion, which rounds as fp32_to_fp16), then stored row by row; the rows' lines stay
+// in cache while each run of the block's elements fills them.
+void copy_transposed(const Tensor* src, Tensor* dst, WorkRange rows) {
+  constexpr int64_t kRun = 64;
+  const size_t ed = dtype_info(dst->type).block_bytes;
+  alignas(64) char run[kRun * sizeof(float)];
+  for (int64_t r0 = rows.begin; r0 < rows.end; r0 += kRun) {
+    const int64_t n = std::min(kRun, rows.end - r0);
+    RowCursor pr(dst, r0);
+    for (int64_t k = 0; k < n; ++k, pr.next()) __builtin_prefetch(static_cast<char*>(dst->data) + pr.offset(), 1, 3);
+    for (int64_t i = 0; i < src->ne[0]; ++i) {
+      const auto* s = reinterpret_cast<const float*>(static_cast<const char*>(src->data) + i * src->nb[0]) + r0;
+      if (dst->type == DType::F16)
+        quantize_activation(DType::F16, s, run, n);
+      else
+        std::memcpy(run, s, static_cast<size_t>(n) * sizeof(float));
+      RowCursor dr(dst, r0);
+      for (int64_t k = 0; k < n; ++k, dr.next())
+        std::memcpy(static_cast<char*>(dst->data) + dr.offset() + static_cast<size_t>(i) * ed, run + k * ed, ed);
+    }
+  }
+}
+
 // Element-wise copy between one-element-per-block dtypes.
 void copy_elements(const ComputeParams& p, const Tensor* src, Tensor* dst) {
   const DType st = src->type, dt = dst->type;
@@ -94,6 +126,7 @@ void copy_elements(const ComputeParams& p, const Tensor* src, Tensor* dst) {
   };
   const WorkRange rows = split_work(src->nrows(), p.ith, p.nth);
 
+  if (same_shape(src, dst) && transposed_float_store(src, dst)) return copy_transposed(src, dst, rows);
   if (same_shape(src, dst)) {
     RowCursor sr(src, rows.begin), dr(dst, rows.begin);
     for (int64_t r = rows.begin; r < rows.end; ++r, sr.next(), dr.next())

@@ -509,6 +509,54 @@ TEST(Cont, MakesPermutedTensorDense) {
 
 // A permuted tensor flattened by cont_2d (as the attention output is): every thread's rows land
 // in row-major order, converted to f16 on the way.
+// A V cache store: a transposed F32 tensor copied into rows of a cache one token each (decode)
+// or several (a prompt), a cache row apart; every element lands where a scalar copy puts it,
+// rounded as fp32_to_fp16, and the cache around the stored span stays as it was.
+TEST(Cont, TransposedStoreFillsStridedCacheRows) {
+  for (DType kv : {DType::F16, DType::F32}) {
+    for (const int64_t n_tokens : {int64_t{1}, int64_t{3}}) {
+      SCOPED_TRACE(std::string(dtype_name(kv)) + " " + std::to_string(n_tokens));
+      constexpr int64_t kChannels = 100, kCtx = 40, kPast = 5;
+      Graph g;
+      Storage s;
+      Tensor* v = g.new_tensor_2d(DType::F32, kChannels, n_tokens, "v");
+      Tensor* cache = g.new_tensor_2d(kv, kCtx, kChannels, "cache");
+      const size_t elem = dtype_info(kv).block_bytes;
+      Tensor* v_t = g.transpose(v);
+      Tensor* span = g.view_2d(cache, n_tokens, kChannels, kCtx * elem, kPast * elem);
+      Tensor* store = g.cpy(v_t, span);
+      s.bind(v), s.bind(cache);
+      bind_view(v_t), bind_view(span), bind_view(store);
+      fill_random(v, 16);
+      std::memset(cache->data, 0x5a, cache->nbytes());
+      for (int ith = 0; ith < 2; ++ith) {
+        cpu::ComputeParams params;
+        params.ith = ith, params.nth = 2;
+        cpu::cont(params, store);
+      }
+      for (int64_t c = 0; c < kChannels; ++c)
+        for (int64_t pos = 0; pos < kCtx; ++pos) {
+          const char* at = static_cast<const char*>(cache->data) + (c * kCtx + pos) * elem;
+          const bool stored = pos >= kPast && pos < kPast + n_tokens;
+          if (!stored) {
+            ASSERT_EQ(static_cast<unsigned char>(at[0]), 0x5a) << c << "," << pos;
+            continue;
+          }
+          const float x = f32_at(v, c, pos - kPast);
+          if (kv == DType::F16) {
+            uint16_t h;
+            std::memcpy(&h, at, 2);
+            ASSERT_EQ(h, fp32_to_fp16(x)) << c << "," << pos;
+          } else {
+            float f;
+            std::memcpy(&f, at, 4);
+            ASSERT_EQ(f, x) << c << "," << pos;
+          }
+        }
+    }
+  }
+}
+
 TEST(Cont, FlattensPermutedTensorInRowMajorOrder) {
   for (DType out : {DType::F32, DType::F16}) {
     Graph g;
