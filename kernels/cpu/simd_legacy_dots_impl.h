@@ -369,12 +369,14 @@ struct Q4_1LaneRows {
   VR d, m;
 };
 
-// Block i of the kRowLanes packed rows from r0 (Q5_1 with FiveBit: its qh words before the nibbles).
+// Block i of the kRowLanes packed rows from r0 (Q5_1 with FiveBit: its qh words before the
+// nibbles); with `burst`, the stream ahead of the group requested at once (else line by line by
+// the caller: q4_1_lane_block).
 template <bool FiveBit>
-[[gnu::always_inline]] inline Q4_1LaneRows q4_1_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i) {
+[[gnu::always_inline]] inline Q4_1LaneRows q4_1_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i, bool burst) {
   constexpr size_t kBlock = FiveBit ? sizeof(BlockQ5_1) : sizeof(BlockQ4_1);
   const char* group = packed_block(t, r0, i, kBlock);
-  prefetch_stream(group, kPackRows * kBlock, false);  // the near prefetches cost more than they gave
+  if (burst) prefetch_stream(group, kPackRows * kBlock, false);  // the near prefetches cost more than they gave
   const auto* halves = reinterpret_cast<const uint16_t*>(group) + r0 % kPackRows;
   const char* dwords = group + 2 * kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t);
   Q4_1LaneRows w;
@@ -387,8 +389,9 @@ template <bool FiveBit>
   return w;
 }
 
-template <int CB, typename RowsOf>
-[[gnu::always_inline]] inline void q4_1_lane_block(const DotTile& t, RowsOf rows_of, int64_t r0, int64_t c0) {
+// request(i, j): at dword step j of block i, the caller's share of the weight stream to request.
+template <int CB, typename RowsOf, typename Request>
+[[gnu::always_inline]] inline void q4_1_lane_block(const DotTile& t, RowsOf rows_of, Request request, int64_t r0, int64_t c0) {
   const char* ap[CB];
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
   const int64_t nb = t.n / kQK;
@@ -410,6 +413,7 @@ template <int CB, typename RowsOf>
     for (int j = 0; j < 8; ++j)
 #pragma GCC unroll 4
       for (int c = 0; c < CB; ++c) {
+        if (c == 0) request(i, j);
         int32_t y4;
         std::memcpy(&y4, x[c]->qs + 4 * j, sizeof y4);
         acc[c][j] = vr_fma(d[c], vr_from_i32(vi_dot_u8v(vi_set1(0), w.lanes[j], vi_set1(y4))), acc[c][j]);
@@ -422,28 +426,40 @@ template <int CB, typename RowsOf>
 size_t q4_1_packed_work_size(const DotTile& t) { return t.cols == 1 ? 0 : prepared_bytes<Q4_1LaneRows>(t.n / kQK, 1); }
 
 // packed_rows(r0, i): block i of the packed rows from r0 as Q4_1LaneRows (Q4_1's or Q5_1's).
+// One column requests the stream ahead of the block a line per dword step, beside the products
+// (two threads read more than with the block's lines at once).
 template <typename PackedRows>
-void unsigned_lanes_packed(const DotTile& t, PackedRows packed_rows) {
+void unsigned_lanes_packed(const DotTile& t, PackedRows packed_rows, size_t block_bytes) {
   if (t.cols == 1) {  // decode: each block's registers straight from the weight stream
-    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_1_lane_block<1>(t, [&](int64_t i) { return packed_rows(r0, i); }, r0, 0);
+    const int64_t lines = static_cast<int64_t>((kPackRows * block_bytes + 63) / 64);
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes)
+      q4_1_lane_block<1>(
+          t, [&](int64_t i) { return packed_rows(r0, i, false); },
+          [&](int64_t i, int j) {
+            if (j < lines) prefetch_stream(packed_block(t, r0, i, block_bytes) + 64 * j, 64, false);
+          },
+          r0, 0);
     return;
   }
   TileWork work(t);
   for_prepared_row_blocks<kRowLanes, Q4_1LaneRows, 2>(
-      t, work, t.n / kQK, 1, [&](const char* const*, int64_t r0, int64_t i, Q4_1LaneRows* out) { *out = packed_rows(r0, i); },
+      t, work, t.n / kQK, 1, [&](const char* const*, int64_t r0, int64_t i, Q4_1LaneRows* out) { *out = packed_rows(r0, i, true); },
       [&](auto cols, const Q4_1LaneRows* rows, int64_t r0, int64_t c0) {
-        q4_1_lane_block<decltype(cols)::value>(t, [rows](int64_t i) -> const Q4_1LaneRows& { return rows[i]; }, r0, c0);
+        q4_1_lane_block<decltype(cols)::value>(
+            t, [rows](int64_t i) -> const Q4_1LaneRows& { return rows[i]; }, [](int64_t, int) {}, r0, c0);
       });
 }
 
 void q4_1_packed(const DotTile& t) {
-  unsigned_lanes_packed(t, [&](int64_t r0, int64_t i) { return q4_1_packed_lane_rows<false>(t, r0, i); });
+  unsigned_lanes_packed(
+      t, [&](int64_t r0, int64_t i, bool burst) { return q4_1_packed_lane_rows<false>(t, r0, i, burst); }, sizeof(BlockQ4_1));
 }
 
 // Q5_1 packed (repack.h: the scales, the mins, then dword 0, qh, and dwords 1..4, the nibbles,
 // of every row): Q4_1's lane rows with each level's fifth bit.
 void q5_1_packed(const DotTile& t) {
-  unsigned_lanes_packed(t, [&](int64_t r0, int64_t i) { return q4_1_packed_lane_rows<true>(t, r0, i); });
+  unsigned_lanes_packed(
+      t, [&](int64_t r0, int64_t i, bool burst) { return q4_1_packed_lane_rows<true>(t, r0, i, burst); }, sizeof(BlockQ5_1));
 }
 
 // Q4_0 repacked order: per output one float accumulator, one FMA per block of its exact
