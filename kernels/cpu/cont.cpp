@@ -113,7 +113,8 @@ void copy_elements(const ComputeParams& p, const Tensor* src, Tensor* dst) {
   const int64_t ne00 = src->ne[0];
   // One row, its dst elements d_stride bytes apart: dense rows of one dtype are a memcpy, F32 ->
   // F16 (a KV store) the SIMD conversion (which rounds as fp32_to_fp16), else element by element
-  // (so are rows too short for the conversion's call to pay: a transposed V store's one-element rows).
+  // (so are rows too short for the conversion's call to pay; a transposed V store goes by runs
+  // of rows instead: copy_transposed).
   auto copy_row = [&](const char* s, char* d, size_t d_stride) {
     constexpr int64_t kShortRow = 16;
     const bool dense = src->nb[0] == es && d_stride == ed;

@@ -507,8 +507,6 @@ TEST(Cont, MakesPermutedTensorDense) {
       for (int64_t j = 0; j < 3; ++j) ASSERT_EQ(f32_at(c, j, i, k), f32_at(a, i, j, k));
 }
 
-// A permuted tensor flattened by cont_2d (as the attention output is): every thread's rows land
-// in row-major order, converted to f16 on the way.
 // A V cache store: a transposed F32 tensor copied into rows of a cache one token each (decode)
 // or several (a prompt), a cache row apart; every element lands where a scalar copy puts it,
 // rounded as fp32_to_fp16, and the cache around the stored span stays as it was.
@@ -557,6 +555,8 @@ TEST(Cont, TransposedStoreFillsStridedCacheRows) {
   }
 }
 
+// A permuted tensor flattened by cont_2d (as the attention output is): every thread's rows land
+// in row-major order, converted to f16 on the way.
 TEST(Cont, FlattensPermutedTensorInRowMajorOrder) {
   for (DType out : {DType::F32, DType::F16}) {
     Graph g;

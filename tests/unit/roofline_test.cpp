@@ -357,7 +357,6 @@ TEST(Hardware, WrittenProfileReadsBackWithItsCalibratedRates) {
   std::filesystem::remove(path);
 }
 
-// A profile file naming an op the engine has not is refused, naming it.
 // A column count outside 2..15 in mul_mat_columns_gbs is refused, naming it.
 TEST(Hardware, ProfileNamingAColumnCountPastTheShortPromptIsRefused) {
   cost::HardwareProfile p = h100();
@@ -374,6 +373,7 @@ TEST(Hardware, ProfileNamingAColumnCountPastTheShortPromptIsRefused) {
   }
 }
 
+// A profile file naming an op the engine has not is refused, naming it.
 TEST(Hardware, ProfileNamingAnUnknownOpIsRefused) {
   const std::string path = testing::TempDir() + "unknown-op-profile.json";
   {

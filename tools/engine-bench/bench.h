@@ -88,8 +88,10 @@ bool reset_peak_rss();
 
 // Sets profile.mul_mat_tflops, mul_mat_short_tflops, mul_mat_gbs and mul_mat_columns_gbs: the
 // arithmetic rates opt's backend and device reach in a long and a short prompt's matrix products
-// and the bandwidth in a decode step's and in a 2- to 15-token prompt's, for every weight dtype; attention_tflops and attention_decode_tflops, its
-// attention products' rate over a long prompt and in decode steps after one, and op_gbs, its other ops' bandwidth there (calibrate.cpp). Throws engine::Error where one cannot be timed.
+// and the bandwidth in a decode step's and in a 2- to 15-token prompt's, for every weight dtype;
+// attention_tflops and attention_decode_tflops, its attention products' rate over a long prompt
+// and in decode steps after one; and op_gbs, its other ops' bandwidth there (calibrate.cpp).
+// Throws engine::Error where one cannot be timed.
 void calibrate_kernels(cost::HardwareProfile& profile, const BenchOptions& opt);
 
 // Runs `test` opt.reps times after one warm-up on a session of the model. Throws
