@@ -185,11 +185,17 @@ inline VI vi_fifth_bits(VI qh, int j) {
   const VI bits = _mm256_set1_epi32(static_cast<int32_t>(0x08040201u << shift));
   return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bits), bits), _mm256_set1_epi8(0x10));
 }
-// Bit `from` of each byte of v moved to bit `to`, every other bit cleared.
-inline VI vi_move_bit(VI v, int from, int to) {
-  const VI moved = to >= from ? _mm256_slli_epi32(v, to - from) : _mm256_srli_epi32(v, from - to);
-  return _mm256_and_si256(moved, _mm256_set1_epi8(static_cast<char>(1 << to)));
+// Bits `from` .. `from` + width - 1 of each byte of v moved to bits `to` .., every other bit cleared.
+inline VI vi_move_bits(VI v, int from, int to, int width = 1) {
+  const VI moved = to == from ? v : to > from ? _mm256_slli_epi32(v, to - from) : _mm256_srli_epi32(v, from - to);
+  return _mm256_and_si256(moved, _mm256_set1_epi8(static_cast<char>(((1 << width) - 1) << to)));
 }
+// Per byte: the low (or high) nibble of v, or-ed with bits whose low four bits are clear.
+inline VI vi_low_nibble_or(VI v, VI bits) { return _mm256_or_si256(_mm256_and_si256(v, _mm256_set1_epi8(0x0F)), bits); }
+inline VI vi_high_nibble_or(VI v, VI bits) { return vi_low_nibble_or(_mm256_srli_epi16(v, 4), bits); }
+// Per 32-bit lane: the low 16 bits of lo, then those of hi (lanes holding int16 values).
+inline VI vi_pair_low16(VI lo, VI hi) { return _mm256_blend_epi16(lo, _mm256_slli_epi32(hi, 16), 0xAA); }
+inline VI vi_shift_left(VI v, int n) { return _mm256_slli_epi32(v, n); }
 // The halves in the low / high 16 bits of each lane, as floats.
 inline VR vr_half_low(VI v) {
   const VI x = _mm256_and_si256(v, _mm256_set1_epi32(0xFFFF));

@@ -182,11 +182,21 @@ inline VI vi_fifth_bits(VI qh, int j) {
   const __mmask64 set = _mm512_test_epi8_mask(spread, _mm512_set1_epi32(static_cast<int32_t>(0x08040201u << (4 * (j % 2)))));
   return _mm512_maskz_mov_epi8(set, _mm512_set1_epi8(0x10));
 }
-// Bit `from` of each byte of v moved to bit `to`, every other bit cleared.
-inline VI vi_move_bit(VI v, int from, int to) {
-  const VI moved = to >= from ? _mm512_slli_epi32(v, to - from) : _mm512_srli_epi32(v, from - to);
-  return _mm512_and_si512(moved, _mm512_set1_epi8(static_cast<char>(1 << to)));
+// Bits `from` .. `from` + width - 1 of each byte of v moved to bits `to` .., every other bit cleared.
+inline VI vi_move_bits(VI v, int from, int to, int width = 1) {
+  const VI moved = to == from ? v : to > from ? _mm512_slli_epi32(v, to - from) : _mm512_srli_epi32(v, from - to);
+  return _mm512_and_si512(moved, _mm512_set1_epi8(static_cast<char>(((1 << width) - 1) << to)));
 }
+// Per byte: the low (or high) nibble of v, or-ed with bits whose low four bits are clear.
+inline VI vi_low_nibble_or(VI v, VI bits) { return _mm512_ternarylogic_epi32(v, _mm512_set1_epi8(0x0F), bits, 0xEA); }
+inline VI vi_high_nibble_or(VI v, VI bits) { return vi_low_nibble_or(_mm512_srli_epi16(v, 4), bits); }
+// Per 32-bit lane: the low 16 bits of lo, then those of hi (lanes holding int16 values).
+inline VI vi_pair_low16(VI lo, VI hi) {
+  // Bytes 4i + 2, 4i + 3 of each 128-bit lane take hi's bytes 4i, 4i + 1.
+  const VI pick = _mm512_broadcast_i32x4(_mm_setr_epi32(0x0100'0000, 0x0504'0000, 0x0908'0000, 0x0D0C'0000));
+  return _mm512_mask_shuffle_epi8(lo, 0xCCCC'CCCC'CCCC'CCCCull, hi, pick);
+}
+inline VI vi_shift_left(VI v, int n) { return _mm512_slli_epi32(v, n); }
 // The halves in the low / high 16 bits of each lane, as floats.
 inline VR vr_half_low(VI v) { return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v)); }
 inline VR vr_half_high(VI v) { return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16))); }

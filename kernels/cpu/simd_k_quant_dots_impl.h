@@ -406,86 +406,139 @@ struct KLaneRows {
   VR d;         // each row's scale on its lanes
 };
 
-// Per 32-element chunk k, the int16 scales of its two 16-element groups (lanes 0..3: group 2k,
-// lanes 4..7: group 2k + 1), from each row's 16 group scales as int16 (Q3_K and Q6_K).
+// Each row's 16 group scales as int16, split in its halves: both 128-bit lanes of halves[n] hold
+// scales 8n .. 8n + 7 (Q3_K and Q6_K).
+struct GroupScaleHalves {
+  VI halves[2];
+  explicit GroupScaleHalves(VI scales) : halves{vi_row_half<0>(scales), vi_row_half<1>(scales)} {}
+  // Chunk k's (32 elements) scales of its two 16-element groups: lanes 0..3 group 2k, 4..7 2k + 1.
+  VI chunk(int k) const {
+    const char lo = static_cast<char>(4 * (k % 4)), hi = static_cast<char>(4 * (k % 4) + 2);
+    const __m256i pick = _mm256_setr_epi8(lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, hi,
+                                          hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1);
+    return vi_pick_bytes(halves[k / 4], pick);
+  }
+};
+
 inline void sixteen_group_scales(VI scales, VI (&scale)[8]) {
-  // Both 128-bit halves hold scales 8n..8n+7; chunk 4n+k takes scale 2k in the low, 2k+1 in the high.
-  const VI halves[2] = {vi_row_half<0>(scales), vi_row_half<1>(scales)};
-  for (int n = 0; n < 2; ++n)
-    for (int k = 0; k < 4; ++k) {
-      const char lo = static_cast<char>(4 * k), hi = static_cast<char>(4 * k + 2);
-      const __m256i pick = _mm256_setr_epi8(lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo,
-                                            lo + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi,
-                                            hi + 1, hi, hi + 1);
-      scale[4 * n + k] = vi_pick_bytes(halves[n], pick);
-    }
+  const GroupScaleHalves halves(scales);
+  for (int k = 0; k < 8; ++k) scale[k] = halves.chunk(k);
 }
 
-// The register's rows from their raw fields: ql pieces l0[n], l1[n] (bytes 64n.., 64n + 32..),
-// qh pieces h[n], the 16 scales widened to int16, the scales d.
-inline void q6_K_rows(const VI (&l0)[2], const VI (&l1)[2], const VI (&h)[2], VI scales, VR d, KLaneRows& w) {
-  for (int n = 0; n < 2; ++n) {
-    w.q[4 * n] = vi_or_shifted(vi_low_nibbles(l0[n]), vi_bits(h[n], 0, 0x03030303), 4);
-    w.q[4 * n + 1] = vi_or_shifted(vi_low_nibbles(l1[n]), vi_bits(h[n], 2, 0x03030303), 4);
-    w.q[4 * n + 2] = vi_or_shifted(vi_high_nibbles(l0[n]), vi_bits(h[n], 4, 0x03030303), 4);
-    w.q[4 * n + 3] = vi_or_shifted(vi_high_nibbles(l1[n]), vi_bits(h[n], 6, 0x03030303), 4);
-  }
-  w.offset = scales;
-  sixteen_group_scales(scales, w.scale);
-  w.d = d;
+// A register's rows' Q6_K fields, as loaded from either layout: ql pieces l0[n], l1[n] (bytes
+// 64n.., 64n + 32..), qh pieces h[n], the 16 group scales widened to int16, the scales d.
+struct Q6KFields {
+  VI l0[2], l1[2], h[2];
+  VI scales;
+  VR d;
+};
+
+// Chunk 4n + j's unsigned levels: the low (j < 2) or high nibble of l0 / l1 (j even / odd), with
+// bits 2j, 2j + 1 of h as bits 4, 5 (each moved by one shift at most).
+inline VI q6_K_levels(const Q6KFields& f, int n, int j) {
+  const VI l = j % 2 ? f.l1[n] : f.l0[n];
+  const VI high = vi_move_bits(f.h[n], 2 * j, 4, 2);
+  return j < 2 ? vi_low_nibble_or(l, high) : vi_high_nibble_or(l, high);
+}
+
+inline KLaneRows q6_K_lane_rows(const Q6KFields& f) {
+  KLaneRows w;
+  for (int k = 0; k < 8; ++k) w.q[k] = q6_K_levels(f, k / 4, k % 4);
+  w.offset = f.scales;
+  sixteen_group_scales(f.scales, w.scale);
+  w.d = f.d;
+  return w;
 }
 
 // Super-blocks b[0 .. kLaneRows - 1] in the file layout, one per row of the register.
-inline void load_q6_K(const engine::quant::BlockQ6_K* const* b, KLaneRows& w) {
-  VI l0[2], l1[2], h[2];
+inline Q6KFields load_q6_K(const engine::quant::BlockQ6_K* const* b) {
+  Q6KFields f;
   __m256i part[kLaneRows];
   const auto rows = [&](auto field) {
     for (int p = 0; p < kLaneRows; ++p) part[p] = field(*b[p]);
     return vi_join(part);
   };
   for (int n = 0; n < 2; ++n) {
-    l0[n] = rows([&](const auto& x) { return load256(x.ql + 64 * n); });
-    l1[n] = rows([&](const auto& x) { return load256(x.ql + 64 * n + 32); });
-    h[n] = rows([&](const auto& x) { return load256(x.qh + 32 * n); });
+    f.l0[n] = rows([&](const auto& x) { return load256(x.ql + 64 * n); });
+    f.l1[n] = rows([&](const auto& x) { return load256(x.ql + 64 * n + 32); });
+    f.h[n] = rows([&](const auto& x) { return load256(x.qh + 32 * n); });
   }
-  const VI scales = rows([](const auto& x) { return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales))); });
+  f.scales = rows([](const auto& x) { return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales))); });
   float d[kLaneRows];
   for (int p = 0; p < kLaneRows; ++p) d[p] = half(b[p]->d);
-  q6_K_rows(l0, l1, h, scales, vr_set_groups(d), w);
+  f.d = vr_set_groups(d);
+  return f;
 }
 
 // Super-block i of the register's rows from tile row r on, in the packed layout (repack.h): the
 // fields of a row pair load as one register (AVX-512) or one row's half of it (AVX2).
-inline void load_q6_K_packed(const DotTile& t, int64_t r, int64_t i, KLaneRows& w) {
+inline Q6KFields load_q6_K_packed(const DotTile& t, int64_t r, int64_t i) {
   const char* pair = packed_pair(t, r, i, sizeof(engine::quant::BlockQ6_K));
   const int64_t p = row_in_pair(r);
-  VI l0[2], l1[2], h[2];
+  Q6KFields f;
   for (int n = 0; n < 2; ++n) {
-    l0[n] = vi_load(pair + 64 * (2 * n) + 32 * p);
-    l1[n] = vi_load(pair + 64 * (2 * n + 1) + 32 * p);
-    h[n] = vi_load(pair + 256 + 64 * n + 32 * p);
+    f.l0[n] = vi_load(pair + 64 * (2 * n) + 32 * p);
+    f.l1[n] = vi_load(pair + 64 * (2 * n + 1) + 32 * p);
+    f.h[n] = vi_load(pair + 256 + 64 * n + 32 * p);
   }
-  q6_K_rows(l0, l1, h, vi_widen_i8(pair + 384 + 16 * p), vr_rows_f16(reinterpret_cast<const uint16_t*>(pair + 416) + p), w);
+  f.scales = vi_widen_i8(pair + 384 + 16 * p);
+  f.d = vr_rows_f16(reinterpret_cast<const uint16_t*>(pair + 416) + p);
+  return f;
 }
 
-// Super-block i of RG registers of rows from tile row r0 (the file's rows at wp), either layout.
-template <int RG>
-[[gnu::always_inline]] inline void q6_K_rows(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, KLaneRows* out) {
-  for (int g = 0; g < RG; ++g) {
-    if (t.packed) {
-      load_q6_K_packed(t, r0 + g * kLaneRows, i, out[g]);
-      continue;
-    }
-    const engine::quant::BlockQ6_K* b[kLaneRows];
-    for (int p = 0; p < kLaneRows; ++p) b[p] = reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[g * kLaneRows + p]) + i;
-    load_q6_K(b, out[g]);
+// Super-block i of the register of rows from tile row r (the file's rows at wp), either layout.
+[[gnu::always_inline]] inline Q6KFields q6_K_fields(const DotTile& t, const char* const* wp, int64_t r, int64_t i) {
+  if (t.packed) return load_q6_K_packed(t, r, i);
+  const engine::quant::BlockQ6_K* b[kLaneRows];
+  for (int p = 0; p < kLaneRows; ++p) b[p] = reinterpret_cast<const engine::quant::BlockQ6_K*>(wp[p]) + i;
+  return load_q6_K(b);
+}
+
+// A register's lane sums against one column (aq: its chunks, repeated per row; bsums: its group
+// level sums), the offset 32 taken back: chunk k's levels level(k) and scales scale(k), the 16
+// group scales `offset`; request(k) is called beside chunk k's products.
+template <typename Level, typename Scale, typename Request>
+inline VI q6_K_lane_sums(Level level, Scale scale, VI offset, const VI (&aq)[8], VI bsums, Request request) {
+  VI lanes = vi_set1(0);
+  for (int k = 0; k < 8; ++k) {
+    request(k);
+    lanes = vi_add(lanes, vi_madd16(vi_maddubs(level(k), aq[k]), scale(k)));
   }
+  return vi_sub(lanes, vi_shift_left(vi_madd16(offset, bsums), 5));
+}
+
+// The same sums with dot-product instructions, from the fields: a chunk's lanes (four levels each,
+// at most 4 * 63 * 128 in magnitude) are exact in int16, so two chunks' lanes pair up in one
+// register and take their scales in one int16 dot product. Per chunk pair that is three dot
+// products and a byte shuffle, against two byte multiply-adds, two multiply-adds and two adds;
+// the levels are built with a shift fewer per chunk than the lane form's.
+template <typename Request>
+inline VI q6_K_pair_sums(const Q6KFields& f, const GroupScaleHalves& scales, const VI (&aq)[8], VI bsums, Request request) {
+  // Chunks 4n + 2m and 4n + 2m + 1 take scales 8n + 4m and 8n + 4m + 2 in the low half (lanes
+  // 0..3), 8n + 4m + 1 and 8n + 4m + 3 in the high half.
+  VI lanes = vi_set1(0);
+  for (int n = 0; n < 2; ++n)
+    for (int m = 0; m < 2; ++m) {
+      const auto words = [](int lo, int hi) {
+        return _mm_setr_epi8(2 * lo, 2 * lo + 1, 2 * hi, 2 * hi + 1, 2 * lo, 2 * lo + 1, 2 * hi, 2 * hi + 1, 2 * lo, 2 * lo + 1, 2 * hi,
+                             2 * hi + 1, 2 * lo, 2 * lo + 1, 2 * hi, 2 * hi + 1);
+      };
+      const __m256i pick = _mm256_set_m128i(words(4 * m + 1, 4 * m + 3), words(4 * m, 4 * m + 2));
+      const int k = 4 * n + 2 * m;
+      request(k);
+      request(k + 1);
+      const VI two = vi_pair_low16(vi_dot_u8v(vi_set1(0), q6_K_levels(f, n, 2 * m), aq[k]),
+                                   vi_dot_u8v(vi_set1(0), q6_K_levels(f, n, 2 * m + 1), aq[k + 1]));
+      lanes = vi_dot16(lanes, two, vi_pick_bytes(scales.halves[n], pick));
+    }
+  return vi_sub(lanes, vi_shift_left(vi_madd16(f.scales, bsums), 5));
 }
 
 // Rows r0 .. r0 + RG * kLaneRows - 1 times columns c0 .. c0 + CB - 1. prepared[i * RG + g]:
 // super-block i of register g's rows; nullptr: each register's rows loaded right before they
-// are used (one column: all RG at once would spill most of them).
-template <int RG, int CB>
+// are used (one column: all RG at once would spill most of them), from the packed layout where
+// Packed (a compile-time layout keeps the loaded fields in registers).
+template <int RG, int CB, bool Packed = false>
 void q6_K_lanes_block(const DotTile& t, const KLaneRows* prepared, int64_t r0, int64_t c0) {
   using engine::quant::BlockQ6_K;
   constexpr int RB = RG * kLaneRows;
@@ -498,7 +551,7 @@ void q6_K_lanes_block(const DotTile& t, const KLaneRows* prepared, int64_t r0, i
   for (int g = 0; g < RG; ++g)
     for (int c = 0; c < CB; ++c) acc[g][c] = vr_zero();
   for (int64_t i = 0; i < nb; ++i) {
-    if (!prepared && !t.packed) prefetch_rows<RB>(t, r0 + RB, i, nb);
+    if (!prepared && !Packed) prefetch_rows<RB>(t, r0 + RB, i, nb);
     for (int c = 0; c < CB; ++c) {
       const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(ap[c])[i];
       const VI bsums = vi_repeat(load256(a.bsums));
@@ -506,19 +559,31 @@ void q6_K_lanes_block(const DotTile& t, const KLaneRows* prepared, int64_t r0, i
       for (int k = 0; k < 8; ++k) aq[k] = vi_repeat(load256(a.qs + 32 * k));
       const VR da = vr_set1(a.d);
       for (int g = 0; g < RG; ++g) {
-        KLaneRows here;
         // The packed stream is requested a register's share at a time (a burst of a whole block's
         // prefetches stalls the loads), a line per chunk beside the chunk's products.
-        const char* share = t.packed ? packed_block(t, r0, i, sizeof(BlockQ6_K)) + g * kLaneRows * sizeof(BlockQ6_K) : nullptr;
+        const char* share = Packed ? packed_block(t, r0, i, sizeof(BlockQ6_K)) + g * kLaneRows * sizeof(BlockQ6_K) : nullptr;
         constexpr int64_t kShareLines = (kLaneRows * sizeof(BlockQ6_K) + 63) / 64;
-        if (!prepared) q6_K_rows<1>(t, wp + g * kLaneRows, r0 + g * kLaneRows, i, &here);
-        const KLaneRows& rows = prepared ? prepared[i * RG + g] : here;
-        VI lanes = vi_sub(vi_set1(0), vi_mul(vi_madd16(rows.offset, bsums), vi_set1(32)));
-        for (int k = 0; k < 8; ++k) {
-          if (!prepared && t.packed && k < kShareLines) prefetch_stream(share + 64 * k, 64);
-          lanes = vi_add(lanes, vi_madd16(vi_maddubs(rows.q[k], aq[k]), rows.scale[k]));
+        const auto request = [&](int k) {
+          if (Packed && k < kShareLines) prefetch_stream(share + 64 * k, 64);
+        };
+        VI lanes;
+        VR d;
+        if (prepared) {
+          const KLaneRows& w = prepared[i * RG + g];
+          lanes = q6_K_lane_sums([&](int k) { return w.q[k]; }, [&](int k) { return w.scale[k]; }, w.offset, aq, bsums, request);
+          d = w.d;
+        } else {
+          // Each chunk's levels and scales built where they are used: built first, they would
+          // not fit in AVX2's sixteen registers (and spill).
+          const int64_t r = r0 + g * kLaneRows;
+          const Q6KFields f = Packed ? load_q6_K_packed(t, r, i) : q6_K_fields(t, wp + g * kLaneRows, r, i);
+          const GroupScaleHalves scales(f.scales);
+          lanes = ENGINE_SIMD_VNNI ? q6_K_pair_sums(f, scales, aq, bsums, request)
+                                   : q6_K_lane_sums([&](int k) { return q6_K_levels(f, k / 4, k % 4); }, [&](int k) { return scales.chunk(k); },
+                                                    f.scales, aq, bsums, request);
+          d = f.d;
         }
-        acc[g][c] = vr_fma(vr_mul(da, rows.d), vr_from_i32(lanes), acc[g][c]);
+        acc[g][c] = vr_fma(vr_mul(da, d), vr_from_i32(lanes), acc[g][c]);
       }
     }
   }
@@ -608,8 +673,8 @@ inline const char* q5_K_pair(const DotTile& t, int64_t r, int64_t i) {
     for (int j = 0; j < 4; ++j) x[j] = rows(offsetof(BlockQ5_K, qs) + 32 * j);
   }
   for (int j = 0; j < 4; ++j) {  // sub-blocks 2j (low nibbles) and 2j + 1 (high nibbles)
-    q[2 * j] = vi_or(vi_low_nibbles(x[j]), vi_move_bit(high, 2 * j, 4));
-    q[2 * j + 1] = vi_or(vi_high_nibbles(x[j]), vi_move_bit(high, 2 * j + 1, 4));
+    q[2 * j] = vi_low_nibble_or(x[j], vi_move_bits(high, 2 * j, 4));
+    q[2 * j + 1] = vi_high_nibble_or(x[j], vi_move_bits(high, 2 * j + 1, 4));
   }
 }
 
@@ -636,7 +701,7 @@ void k_wide_block(const DotTile& t, const Prepared* prepared, const __m256i* pai
       VI lanes[RG][2];
       for (int g = 0; g < RG; ++g) {
         lanes[g][0] = lanes[g][1] = vi_set1(0);
-        if constexpr (Type == DType::Q6_K) lanes[g][0] = vi_sub(vi_set1(0), vi_mul(vi_madd16(w[g].offset, vi_repeat(load256(a.bsums))), vi_set1(32)));
+        if constexpr (Type == DType::Q6_K) lanes[g][0] = vi_sub(vi_set1(0), vi_shift_left(vi_madd16(w[g].offset, vi_repeat(load256(a.bsums))), 5));
       }
       for (int k = 0; k < 8; ++k)
         for (int h = 0; h < 2; ++h) {  // one activation load serves every register of rows
@@ -695,7 +760,7 @@ void q6_K_lanes(const DotTile& t) {
   constexpr int RG = kQ6KRegs;
   if (t.packed && t.cols == 1) {  // a whole packed group per pass: one stream of weights
     constexpr int RGP = kPackRows / kLaneRows;
-    for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) q6_K_lanes_block<RGP, 1>(t, nullptr, r0, 0);
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) q6_K_lanes_block<RGP, 1, true>(t, nullptr, r0, 0);
     return;
   }
   if (t.cols == 1) {
@@ -707,7 +772,9 @@ void q6_K_lanes(const DotTile& t) {
   if constexpr (!ENGINE_SIMD_VNNI) {  // without int16 dot products the byte operations are cheaper
     // Several columns: each row block's super-blocks loaded once, then reused by every column.
     for_prepared_row_blocks<RG * kLaneRows, KLaneRows>(
-        t, work, nb, RG, [&](const char* const* wp, int64_t r0, int64_t i, KLaneRows* out) { q6_K_rows<RG>(t, wp, r0, i, out); },
+        t, work, nb, RG, [&](const char* const* wp, int64_t r0, int64_t i, KLaneRows* out) {
+          for (int g = 0; g < RG; ++g) out[g] = q6_K_lane_rows(q6_K_fields(t, wp + g * kLaneRows, r0 + g * kLaneRows, i));
+        },
         [&](auto cols, const KLaneRows* rows, int64_t r0, int64_t c0) { q6_K_lanes_block<RG, decltype(cols)::value>(t, rows, r0, c0); });
     return;
   }
@@ -717,11 +784,7 @@ void q6_K_lanes(const DotTile& t) {
   for_prepared_row_blocks<RGW * kLaneRows, KWide>(
       t, work, nb, RGW,
       [&](const char* const* wp, int64_t r0, int64_t i, KWide* out) {
-        for (int g = 0; g < RGW; ++g) {
-          KLaneRows rows;
-          q6_K_rows<1>(t, wp + g * kLaneRows, r0 + g * kLaneRows, i, &rows);
-          out[g] = k_widen(rows);
-        }
+        for (int g = 0; g < RGW; ++g) out[g] = k_widen(q6_K_lane_rows(q6_K_fields(t, wp + g * kLaneRows, r0 + g * kLaneRows, i)));
       },
       [&](auto cols, const KWide* rows, int64_t r0, int64_t c0) { k_wide_block<DType::Q6_K, RGW, decltype(cols)::value>(t, rows, pairs, r0, c0); });
 }
@@ -880,7 +943,7 @@ struct Q3KRows {
   }
   for (int n = 0; n < 2; ++n)
     for (int j = 0; j < 4; ++j)  // chunk 4n + j: bits 2j of qs[n], bit 4n + j of hmask
-      w.u[4 * n + j] = vi_or(vi_bits(qs[n], 2 * j, 0x03030303), vi_move_bit(hmask, 4 * n + j, 2));
+      w.u[4 * n + j] = vi_or(vi_bits(qs[n], 2 * j, 0x03030303), vi_move_bits(hmask, 4 * n + j, 2));
   // Group g's 6-bit scale: low four bits from byte g (g < 8) or the high nibble of byte g - 8, high
   // two bits from byte 8 + g % 4 at bit 2 (g / 4); minus 32. Each row's 16 in its 128-bit lane.
   const __m256i low = _mm256_and_si256(
