@@ -201,9 +201,10 @@ struct Q4KSuper {
 // Super-block i's header (d | dmin and the 12 scale bytes, alike in Q4_K and Q5_K blocks of
 // block_bytes) of the kRowLanes rows from tile row r0 (the file's rows at wp), in either layout:
 // the packed one loads it, the file's is transposed.
-[[gnu::always_inline]] inline Q4KRows k_header_at(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, size_t block_bytes) {
+[[gnu::always_inline]] inline Q4KRows k_header_at(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, size_t block_bytes,
+                                                 bool packed) {
   VI header[4];
-  if (t.packed) {
+  if (packed) {
     const char* blk = packed_block(t, r0, i, block_bytes) + (r0 % kPackRows) * 4;
     for (int c = 0; c < 4; ++c) header[c] = vi_load(blk + c * kPackRows * 4);
   } else {
@@ -215,8 +216,9 @@ struct Q4KSuper {
 }
 
 // Chunk m of super-block i (qs bytes 32m + 4j .. + 3 of each row, j = 0..7) in either layout.
-[[gnu::always_inline]] inline void q4_K_chunk_at(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, int m, VI (&quads)[8]) {
-  if (t.packed) {  // dword 4 + 8m + j of the block
+[[gnu::always_inline]] inline void q4_K_chunk_at(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, int m, VI (&quads)[8],
+                                                 bool packed) {
+  if (packed) {  // dword 4 + 8m + j of the block
     const char* blk = packed_block(t, r0, i, sizeof(engine::quant::BlockQ4_K)) + (r0 % kPackRows) * 4;
     for (int j = 0; j < 8; ++j) quads[j] = vi_load(blk + (4 + 8 * m + j) * kPackRows * 4);
     return;
@@ -232,10 +234,10 @@ struct Q4KSuper {
 
 // Super-block i of the kRowLanes rows from tile row r0, whole, for reuse by several columns.
 inline void q4_K_rows(const DotTile& t, const char* const* wp, int64_t r0, int64_t i, Q4KSuper& w) {
-  w.h = k_header_at(t, wp, r0, i, sizeof(engine::quant::BlockQ4_K));
+  w.h = k_header_at(t, wp, r0, i, sizeof(engine::quant::BlockQ4_K), t.packed);
   for (int m = 0; m < 4; ++m) {
     VI quads[8];
-    q4_K_chunk_at(t, wp, r0, i, m, quads);
+    q4_K_chunk_at(t, wp, r0, i, m, quads, t.packed);
     for (int j = 0; j < 8; ++j) {
       w.lo[m][j] = vi_low_nibbles(quads[j]);
       w.hi[m][j] = vi_high_nibbles(quads[j]);
@@ -251,7 +253,7 @@ inline VR q4_K_chunk_mins(const Q4KRows& h, const float* b, int m) {
 // Columns c0 .. c0 + CB - 1 against rows r0 .. r0 + kRowLanes - 1: their super-blocks prepared
 // in `prepared` (Prepared), or loaded from the packed layout or transposed here as they are used.
 // bsum_f (GEMM): per column, super-block and 32-element sub-block the sum of its levels, as a float.
-template <int CB, bool Prepared, bool Gemm>
+template <int CB, bool Prepared, bool Gemm, bool Packed = false>
 void q4_K_serial_block(const DotTile& t, const Q4KSuper* prepared, const float* bsum_f, int64_t r0, int64_t c0) {
   const char* ap[CB];
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
@@ -265,10 +267,10 @@ void q4_K_serial_block(const DotTile& t, const Q4KSuper* prepared, const float* 
   // after the main loop, whose registers then hold only the scaled sums.
   const bool mins_apart = Gemm && Prepared;
   for (int64_t i = 0; i < nb; ++i) {
-    if (!Prepared && !t.packed) prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
+    if (!Prepared && !Packed) prefetch_rows<kRowLanes>(t, r0 + kRowLanes, i, nb);
     // Unprepared, each chunk's levels are loaded where they are used: the whole super-block's
     // 64 nibble registers would not fit in the register file, and spill.
-    const Q4KRows h = Prepared ? prepared[i].h : k_header_at(t, wp, r0, i, sizeof(engine::quant::BlockQ4_K));
+    const Q4KRows h = Prepared ? prepared[i].h : k_header_at(t, wp, r0, i, sizeof(engine::quant::BlockQ4_K), Packed);
     const BlockQ8_K* a[CB];
     VR dd[CB];
     VI sum[CB], mins[CB];
@@ -283,9 +285,9 @@ void q4_K_serial_block(const DotTile& t, const Q4KSuper* prepared, const float* 
       // The packed stream is requested a quarter of the group's block per chunk (a burst of a
       // whole block's prefetches stalls the loads); one column requests it a line per dword step
       // beside the loads (two threads read 4% more than with the chunk's nine lines at once).
-      const char* quarter = t.packed ? packed_block(t, r0, i, sizeof(engine::quant::BlockQ4_K)) + m * kQuarter : nullptr;
-      if (!Prepared && t.packed) prefetch_stream(quarter + (Gemm ? 0 : 8 * 64), Gemm ? kQuarter : kQuarter - 8 * 64);
-      if (!Prepared) q4_K_chunk_at(t, wp, r0, i, m, quads);
+      const char* quarter = Packed ? packed_block(t, r0, i, sizeof(engine::quant::BlockQ4_K)) + m * kQuarter : nullptr;
+      if (!Prepared && Packed) prefetch_stream(quarter + (Gemm ? 0 : 8 * 64), Gemm ? kQuarter : kQuarter - 8 * 64);
+      if (!Prepared) q4_K_chunk_at(t, wp, r0, i, m, quads, Packed);
       const auto lo = [&](int j) { return Prepared ? prepared[i].lo[m][j] : vi_low_nibbles(quads[j]); };
       // Loaded here, with dot-product instructions (no int16 pair sums to saturate), the high
       // nibbles are taken sixteenfold (one operation each, not two) and their sums divided back
@@ -325,7 +327,7 @@ void q4_K_serial_block(const DotTile& t, const Q4KSuper* prepared, const float* 
         const int8_t* aq = a[c]->qs + 64 * m;
         VI s_lo[2] = {vi_set1(0), vi_set1(0)}, s_hi[2] = {vi_set1(0), vi_set1(0)};
         for (int j = 0; j < 8; ++j) {
-          if (!Prepared && t.packed && c == 0) prefetch_stream(quarter + 64 * j, 64);
+          if (!Prepared && Packed && c == 0) prefetch_stream(quarter + 64 * j, 64);
           s_lo[j & 1] = vi_dot_u8(s_lo[j & 1], lo(j), aq + 4 * j);
           s_hi[j & 1] = vi_dot_u8(s_hi[j & 1], hi(j), aq + 32 + 4 * j);
         }
@@ -376,8 +378,10 @@ void q4_K_serial(bool gemm, const DotTile& t) {
       }
   }
   if (t.cols == 1) {
-    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes)
-      (gemm ? q4_K_serial_block<1, false, true> : q4_K_serial_block<1, false, false>)(t, nullptr, bsum_f, r0, 0);
+    // The layout a compile-time choice, so the loaded registers stay registers.
+    const auto block = t.packed ? (gemm ? q4_K_serial_block<1, false, true, true> : q4_K_serial_block<1, false, false, true>)
+                                : (gemm ? q4_K_serial_block<1, false, true> : q4_K_serial_block<1, false, false>);
+    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) block(t, nullptr, bsum_f, r0, 0);
     return;
   }
   // Several columns: each row block's super-blocks transposed once, then reused by every column.
@@ -1036,7 +1040,7 @@ void q5_K_column_block(const DotTile& t, int64_t r0) {
     VI scale16[kHeaders][8];  // per row lane, sub-block k's scale in both int16 halves
     VR d[kHeaders];
     for (int hr = 0; hr < kHeaders; ++hr) {
-      const Q4KRows h = k_header_at(t, wp + hr * kRowLanes, r0 + hr * kRowLanes, i, kBlock);
+      const Q4KRows h = k_header_at(t, wp + hr * kRowLanes, r0 + hr * kRowLanes, i, kBlock, t.packed);
       for (int k = 0; k < 8; ++k) scale16[hr][k] = q5_K_scale16(h, k);
       VI min_pairs[4];
       q5_K_min_pairs(h, min_pairs);
@@ -1087,7 +1091,7 @@ void q5_K_wide(const DotTile& t) {
       [&](const char* const*, int64_t r0, int64_t i, Q5KWide* out) {
         const char* wp[kRowLanes];  // the headers' rows: a register's worth from r0
         block_ptrs(t.w, t.w_stride, r0, t.rows, wp);
-        const Q4KRows h = k_header_at(t, wp, r0, i, sizeof(engine::quant::BlockQ5_K));
+        const Q4KRows h = k_header_at(t, wp, r0, i, sizeof(engine::quant::BlockQ5_K), t.packed);
         for (int g = 0; g < RGW; ++g) {
           KLaneRows rows;
           q5_K_levels(t, wp + g * kLaneRows, r0 + g * kLaneRows, i, rows.q);
