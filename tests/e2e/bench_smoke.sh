@@ -35,6 +35,10 @@ for r in records:
     assert r["predicted_ts"] > 0 and r["hardware"] == "cpu-local", r
 gen = [r for r in records if r["n_gen"]]
 assert all(r["decode_step_bytes"] > 0 and r["roofline_fraction"] > 0 for r in gen), gen
+# The roofline divides by the bandwidth the record names (on cpu-local, read beside the test).
+for r in gen:
+    expected = r["decode_step_bytes"] * r["avg_ts"] / (r["bandwidth_gbs"] * 1e9)
+    assert abs(r["roofline_fraction"] - expected) < 1e-9 * expected, (r["roofline_fraction"], expected)
 assert gen[1]["decode_step_bytes"] >= gen[0]["decode_step_bytes"], gen
 assert records[0]["roofline_fraction"] is None and records[0]["n_prompt"] == 16
 print("json ok:", [(r["test"], round(r["avg_ts"], 1)) for r in records])

@@ -75,7 +75,9 @@ struct TestResult {
   double mean_ts = 0;
   double stddev_ts = 0;            // sample standard deviation; 0 for one repetition
   double step_bytes = 0;           // tg: bytes one decode step reads and writes (cost model)
-  double roofline_fraction = 0;    // tg: step_bytes * mean_ts / the profile's bandwidth
+  double bandwidth_gbs = 0;        // the bandwidth the roofline divides by: the profile's, or on
+                                   // cpu-local for tg, the mean of reads probed right before and after
+  double roofline_fraction = 0;    // tg: step_bytes * mean_ts / bandwidth_gbs
   double predicted_ts = 0;         // tokens per second the roofline predicts (cost::predict, default model)
   engine::MemoryUse memory;        // the session's own bytes: what changes with the length
   size_t peak_rss = 0;             // process high-water mark (VmHWM) after the test

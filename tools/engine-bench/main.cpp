@@ -44,10 +44,27 @@ engine::SessionParams session_params(const BenchOptions& opt, int64_t n_ctx) {
   return params;
 }
 
-TestResult measure(engine::Session& session, const BenchTest& t, const BenchOptions& opt, const cost::HardwareProfile& hw) {
+// On this machine's profile (cpu-local) a decode test's roofline divides by the bandwidth read
+// right before and after it: on a shared host the start-up probe's figure moves by ±10 % within
+// minutes. The probe's buffer is freed and the peak RSS reset after each read, so the peak
+// reported stays the session's.
+TestResult measure(engine::Session& session, const BenchTest& t, const BenchOptions& opt, const BenchContext& context) {
+  const cost::HardwareProfile& hw = context.hardware;
+  const bool on_the_spot = hw.name == "cpu-local" && t.kind == BenchTest::Kind::kGen;
+  const auto probe = [&] {
+    const std::optional<double> gbs = on_the_spot ? cost::measure_read_bandwidth_gbs(opt.threads) : std::nullopt;
+    if (gbs && context.peak_rss_resets) reset_peak_rss();
+    return gbs;
+  };
+  const std::optional<double> before = probe();
   TestResult r = run_test(session, t, opt, hw);
   r.memory = session.memory();
   r.peak_rss = peak_rss_bytes();
+  const std::optional<double> after = before ? probe() : std::nullopt;
+  if (before && after) {
+    r.bandwidth_gbs = (*before + *after) / 2;
+    r.roofline_fraction = r.step_bytes * r.mean_ts / (r.bandwidth_gbs * 1e9);
+  }
   return r;
 }
 
@@ -114,13 +131,13 @@ void run(const BenchOptions& opt, const std::string& format, const std::optional
       for (const BenchTest& t : tests) {
         const auto session = engine::Session::create(path, session_params(opt, opt.n_ctx > 0 ? opt.n_ctx : t.positions()));
         if (context.peak_rss_resets) reset_peak_rss();
-        keep(describe_model(*session, path), measure(*session, t, opt, context.hardware));
+        keep(describe_model(*session, path), measure(*session, t, opt, context));
       }
       continue;
     }
     const auto session = engine::Session::create(path, session_params(opt, opt.n_ctx));
     const ModelInfo info = describe_model(*session, path);
-    for (const BenchTest& t : tests) keep(info, measure(*session, t, opt, context.hardware));
+    for (const BenchTest& t : tests) keep(info, measure(*session, t, opt, context));
   }
   report->finish();
   if (!opt.report_html.empty()) write_report_file(opt.report_html, records, context);

@@ -71,8 +71,9 @@ class MarkdownReport : public BenchReport {
                         "the cost model's roofline on it (each node the slower of its bytes at that bandwidth and its "
                         "arithmetic at its class's peak, a product's at the rates calibrated for its weight dtype where "
                         "the profile has them, plus the fixed cost of an op); roofline = bytes a decode step "
-                        "reads and writes (weights + KV cache at that depth) x t/s / bandwidth\n",
-                        hw.name, hw.description, hw.mem_bw_gbs, hw.peak_tflops_f32, hw.op_overhead_us);
+                        "reads and writes (weights + KV cache at that depth) x t/s / bandwidth{}\n",
+                        hw.name, hw.description, hw.mem_bw_gbs, hw.peak_tflops_f32, hw.op_overhead_us,
+                        hw.name == "cpu-local" ? " read right before and after the test" : "");
   }
 
  private:
@@ -140,7 +141,7 @@ class CsvReport : public BenchReport {
                         gen ? r.test.n_tokens : 0, r.test.depth, r.test.name(), r.samples_ts.size(), r.mean_ts,
                         r.stddev_ts, fmt::join(r.samples_ts, ";"), r.predicted_ts, csv_field(c_.hardware.name),
                         csv_field(c_.hardware.calibrated),
-                        gen ? fmt::format("{}", r.step_bytes) : "", c_.hardware.mem_bw_gbs,
+                        gen ? fmt::format("{}", r.step_bytes) : "", r.bandwidth_gbs,
                         gen ? fmt::format("{}", r.roofline_fraction) : "", r.memory.weights, r.memory.kv_cache,
                         r.memory.compute_buffer, r.peak_rss);
     out_.flush();
@@ -192,7 +193,7 @@ nlohmann::json test_record(const ModelInfo& m, const TestResult& r, const BenchC
       {"predicted_ts", r.predicted_ts},
       {"hardware", c.hardware.name},
       {"hardware_calibrated", c.hardware.calibrated},
-      {"bandwidth_gbs", c.hardware.mem_bw_gbs},
+      {"bandwidth_gbs", r.bandwidth_gbs},
       {"roofline_fraction", gen ? nlohmann::json(r.roofline_fraction) : nlohmann::json()},
       {"weights_bytes", r.memory.weights},
       {"kv_cache_bytes", r.memory.kv_cache},

@@ -115,6 +115,7 @@ TestResult run_test(engine::Session& session, const BenchTest& test, const Bench
     r.stddev_ts = std::sqrt(sq / (n - 1));
   }
   r.predicted_ts = static_cast<double>(test.n_tokens) / predicted_seconds(session, test, opt.kv_type, hw, r.step_bytes);
-  if (test.kind == BenchTest::Kind::kGen) r.roofline_fraction = r.step_bytes * r.mean_ts / (hw.mem_bw_gbs * 1e9);
+  r.bandwidth_gbs = hw.mem_bw_gbs;
+  if (test.kind == BenchTest::Kind::kGen) r.roofline_fraction = r.step_bytes * r.mean_ts / (r.bandwidth_gbs * 1e9);
   return r;
 }

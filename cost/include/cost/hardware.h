@@ -4,6 +4,7 @@
 // compiled into the library); "cpu-local" is measured on the machine running the code.
 #include <map>
 #include <ostream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -91,6 +92,10 @@ HardwareProfile hardware_profile(std::string_view name, int threads, const OpPro
 // fixed cost of an op on the probe's backend. The f16/bf16/int8 rates derive from the f32
 // rate and the CPU's instruction set (docs/hardware.md). Throws engine::Error when threads < 1.
 HardwareProfile measure_local_cpu(int threads, const OpProbe& probe = {});
+
+// This machine's read bandwidth now, in GB/s: the read measure_local_cpu times, with `threads`
+// threads. nullopt where the host's available memory is under twice the probe's buffer.
+std::optional<double> measure_read_bandwidth_gbs(int threads);
 
 // The fixed cost of an op on the probe's backend, in microseconds: a chain of tiny multiplies,
 // each its own node, computed whole through the Backend API; the best of a few passes, per node.
