@@ -424,6 +424,7 @@ struct GroupScaleHalves {
   }
 };
 
+// Every chunk's scales at once, for rows prepared for several columns.
 inline void sixteen_group_scales(VI scales, VI (&scale)[8]) {
   const GroupScaleHalves halves(scales);
   for (int k = 0; k < 8; ++k) scale[k] = halves.chunk(k);
@@ -445,6 +446,7 @@ inline VI q6_K_levels(const Q6KFields& f, int n, int j) {
   return j < 2 ? vi_low_nibble_or(l, high) : vi_high_nibble_or(l, high);
 }
 
+// The register's rows whole, for reuse by several columns.
 inline KLaneRows q6_K_lane_rows(const Q6KFields& f) {
   KLaneRows w;
   for (int k = 0; k < 8; ++k) w.q[k] = q6_K_levels(f, k / 4, k % 4);
