@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "engine/error.h"
@@ -22,9 +21,9 @@ namespace {
 
 // A copy of a small synthetic model this test may change.
 std::string own_copy(const std::string& name) {
-  const fs::path path = fs::temp_directory_path() / ("engine-test-" + std::to_string(getpid()) + "-" + name + ".gguf");
+  const std::string path = test_models::process_model_path(name);
   fs::copy_file(test_models::synthetic_model(DType::Q8_0), path, fs::copy_options::overwrite_existing);
-  return path.string();
+  return path;
 }
 
 std::vector<float> first_logits(const std::shared_ptr<const Model>& model) {

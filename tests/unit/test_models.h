@@ -1,5 +1,5 @@
 #pragma once
-// Small synthetic models written once per test run into the temp folder.
+// Small synthetic models written once per test process into the temp folder, removed at its exit.
 #include <unistd.h>
 
 #include <filesystem>
@@ -18,14 +18,27 @@ inline const Tensor* node_named(const StepGraph& step, const std::string& name) 
   return nullptr;
 }
 
-// Writes `spec` to a file of this process (parallel test processes never share one) the
-// first time `name` is asked for, and returns its path.
+// The temp folder's path for this process's model file `name` (parallel test processes never
+// share one); the file is removed when the process exits.
+inline std::string process_model_path(const std::string& name) {
+  struct RemovedAtExit {
+    std::set<std::string> paths;
+    ~RemovedAtExit() {
+      std::error_code ignored;
+      for (const std::string& p : paths) std::filesystem::remove(p, ignored);
+    }
+  };
+  static RemovedAtExit files;
+  const auto path = std::filesystem::temp_directory_path() / ("engine-test-" + std::to_string(getpid()) + "-" + name + ".gguf");
+  return *files.paths.insert(path.string()).first;
+}
+
+// Writes `spec` to this process's file `name` the first time it is asked for; returns its path.
 inline std::string written_once(const std::string& name, const SynthSpec& spec) {
   static std::set<std::string> written;
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("engine-test-" + std::to_string(getpid()) + "-" + name + ".gguf");
-  if (written.insert(name).second) write_synthetic_model(spec, path.string());
-  return path.string();
+  const std::string path = process_model_path(name);
+  if (written.insert(name).second) write_synthetic_model(spec, path);
+  return path;
 }
 
 // Path of a synthetic llama model of `type` (tiny shape), written on first use.
