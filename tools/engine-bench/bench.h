@@ -77,10 +77,14 @@ struct TestResult {
   double step_bytes = 0;           // tg: bytes one decode step reads and writes (cost model)
   double bandwidth_gbs = 0;        // the bandwidth the roofline divides by: the profile's, or on
                                    // cpu-local for tg, the mean of reads probed right before and after
-  double roofline_fraction = 0;    // tg: step_bytes * mean_ts / bandwidth_gbs
   double predicted_ts = 0;         // tokens per second the roofline predicts (cost::predict, default model)
   engine::MemoryUse memory;        // the session's own bytes: what changes with the length
   size_t peak_rss = 0;             // process high-water mark (VmHWM) after the test
+
+  // tg: step_bytes * mean_ts / bandwidth_gbs (0 for a prompt test).
+  double roofline_fraction() const {
+    return test.kind == BenchTest::Kind::kGen ? step_bytes * mean_ts / (bandwidth_gbs * 1e9) : 0;
+  }
 };
 
 // The process's peak resident set (VmHWM), 0 where /proc is unavailable.

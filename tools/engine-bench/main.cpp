@@ -61,10 +61,7 @@ TestResult measure(engine::Session& session, const BenchTest& t, const BenchOpti
   r.memory = session.memory();
   r.peak_rss = peak_rss_bytes();
   const std::optional<double> after = before ? probe() : std::nullopt;
-  if (before && after) {
-    r.bandwidth_gbs = (*before + *after) / 2;
-    r.roofline_fraction = r.step_bytes * r.mean_ts / (r.bandwidth_gbs * 1e9);
-  }
+  if (before && after) r.bandwidth_gbs = (*before + *after) / 2;
   return r;
 }
 

@@ -49,7 +49,7 @@ class MarkdownReport : public BenchReport {
                           "", "", "", "", "", "", "", "", "");
     }
     if (seen_.insert(m.path).second) models_.push_back(m);
-    const std::string roofline = is_gen(r) ? fmt::format("{:.1f} %", 100 * r.roofline_fraction) : "";
+    const std::string roofline = is_gen(r) ? fmt::format("{:.1f} %", 100 * r.roofline_fraction()) : "";
     out_ << fmt::format("| {:<30} | {:>10} | {:>10} | {:<10} | {:>7} | {:>13} | {:>20} | {:>9.2f} | {:>8} |\n",
                         m.description, size_text(m.size_bytes), params_text(m.params), backend_, c_.threads,
                         r.test.name(), fmt::format("{:.2f} ± {:.2f}", r.mean_ts, r.stddev_ts), r.predicted_ts, roofline);
@@ -142,7 +142,7 @@ class CsvReport : public BenchReport {
                         r.stddev_ts, fmt::join(r.samples_ts, ";"), r.predicted_ts, csv_field(c_.hardware.name),
                         csv_field(c_.hardware.calibrated),
                         gen ? fmt::format("{}", r.step_bytes) : "", r.bandwidth_gbs,
-                        gen ? fmt::format("{}", r.roofline_fraction) : "", r.memory.weights, r.memory.kv_cache,
+                        gen ? fmt::format("{}", r.roofline_fraction()) : "", r.memory.weights, r.memory.kv_cache,
                         r.memory.compute_buffer, r.peak_rss);
     out_.flush();
   }
@@ -194,7 +194,7 @@ nlohmann::json test_record(const ModelInfo& m, const TestResult& r, const BenchC
       {"hardware", c.hardware.name},
       {"hardware_calibrated", c.hardware.calibrated},
       {"bandwidth_gbs", r.bandwidth_gbs},
-      {"roofline_fraction", gen ? nlohmann::json(r.roofline_fraction) : nlohmann::json()},
+      {"roofline_fraction", gen ? nlohmann::json(r.roofline_fraction()) : nlohmann::json()},
       {"weights_bytes", r.memory.weights},
       {"kv_cache_bytes", r.memory.kv_cache},
       {"compute_buffer_bytes", r.memory.compute_buffer},

@@ -116,6 +116,5 @@ TestResult run_test(engine::Session& session, const BenchTest& test, const Bench
   }
   r.predicted_ts = static_cast<double>(test.n_tokens) / predicted_seconds(session, test, opt.kv_type, hw, r.step_bytes);
   r.bandwidth_gbs = hw.mem_bw_gbs;
-  if (test.kind == BenchTest::Kind::kGen) r.roofline_fraction = r.step_bytes * r.mean_ts / (r.bandwidth_gbs * 1e9);
   return r;
 }
