@@ -161,9 +161,10 @@ void for_item_tiles(const Tensor* dst, const OutputSplit& split, int64_t row0, i
 
 // The work memory: the converted activations, shared (with one column, a copy per thread), then
 // per thread a slice that holds the gathered row of a strided activation in the first phase, its
-// tiles' work in the second.
+// tiles' work in the second; and the split of the output the sizes were taken for.
 struct MulMatWork {
   size_t acts, slice;
+  OutputSplit split;
 };
 
 MulMatWork mul_mat_work(const Tensor* dst, int nth, bool weight_packed) {
@@ -175,7 +176,7 @@ MulMatWork mul_mat_work(const Tensor* dst, int nth, bool weight_packed) {
   size_t tiles = 0;
   for_item_tiles(dst, split, 0, std::min(a->ne[1], split.chunk_rows),
                  [&](const TilePlace& t) { tiles = std::max(tiles, tile_work_size(dst, weight_packed, t)); });
-  return {act_region_bytes(a, b) * static_cast<size_t>(one_column(b) ? nth : 1), std::max(gather, tiles)};
+  return {act_region_bytes(a, b) * static_cast<size_t>(one_column(b) ? nth : 1), std::max(gather, tiles), split};
 }
 
 // A one_column product on thread p.ith: its own copy of the converted column, then its even,
@@ -186,7 +187,7 @@ void mul_mat_one_column(const ComputeParams& p, const Tensor* dst, const MulMatW
   char* acts = static_cast<char*>(p.wdata) + static_cast<size_t>(p.ith) * (work.acts / static_cast<size_t>(p.nth));
   char* mine = thread_work(p, work.acts, work.slice);
   convert_activation(a->type, bytes(b->data), b->nb[0], a->ne[0], reinterpret_cast<float*>(mine), acts);
-  const OutputSplit split = output_split(dst, p.nth);
+  const OutputSplit& split = work.split;
   const MulMatBatch batch{bytes(a->data), acts, row_bytes(vec_dot_type(a->type), a->ne[0]), static_cast<char*>(dst->data),
                           dst->nb[0], dst->nb[1], p.weight_packed, mine, work.slice};
   const int64_t ne01 = a->ne[1], row0 = std::min(ne01, p.ith * split.chunk_rows);
@@ -258,7 +259,7 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
   // Phase 2: work items are chunks of output rows within one (i12, i13) batch (or `heads` of them).
   const int64_t ne01 = a->ne[1];
   const int64_t r2 = ne12 / a->ne[2], r3 = b->ne[3] / a->ne[3];
-  const OutputSplit split = output_split(dst, p.nth);
+  const OutputSplit& split = work.split;
   const int64_t batches = ne12 / split.heads;
   const WorkRange items = split_work(split.n_chunks * batches * b->ne[3], p.ith, p.nth);
   for (int64_t item = items.begin; item < items.end; ++item) {
