@@ -80,7 +80,7 @@ print("ok   peak RSS", [r["peak_rss"] >> 20 for r in records], "MiB")
 PY
 
 # --calibrate writes the profile the benchmarks use, which engine-cost --hw FILE predicts with.
-out=$(timeout 300 "$bench" --calibrate "$dir/cal.json" -t 2) || fail "--calibrate exited $?: $out"
+out=$(timeout 480 "$bench" --calibrate "$dir/cal.json" -t 2) || fail "--calibrate exited $?: $out"
 python3 - "$dir/cal.json" <<'PY' || fail "calibrated profile"
 import json, sys
 p = json.load(open(sys.argv[1]))

@@ -15,6 +15,7 @@
 
 #include "bench.h"
 #include "cost/cost.h"
+#include "cost/hardware.h"
 #include "engine/arch.h"
 #include "engine/error.h"
 #include "engine/synth.h"
@@ -22,8 +23,9 @@
 namespace {
 
 constexpr int64_t kDecodeSteps = 16;
-constexpr double kDecodeWeightBytes = 256.0 * (1 << 20);  // beyond any last-level cache
+constexpr double kDecodeWeightBytes = 256.0 * (1 << 20);  // beyond a GPU's last-level cache
 constexpr int kRuns = 5;
+constexpr int kColumnRuns = 3;  // 14 prompts a dtype over weights beyond the cache: the longest part
 
 // The weight dtypes the engine reads, each calibrated.
 constexpr engine::DType kWeightTypes[] = {
@@ -45,14 +47,22 @@ engine::SynthSpec calibration_model(engine::DType type, int64_t n_layer) {
   return spec;
 }
 
-// Layers enough for kDecodeWeightBytes of `type` weights, and two at least.
-int64_t decode_layers(engine::DType type) {
+// The decode steps' weights, beyond the last-level cache of the memory they stream from: on the
+// CPU backend the host's, as far as the read probe reads (a shared host's cache of 480 MiB served
+// part of 256 MiB, whose decode products read 10-20 % faster than the same at 1 GiB). Lavapipe's
+// kernels run far below memory's rate, where the cache makes no difference.
+double decode_weight_bytes(const BenchOptions& opt) {
+  return opt.backend == "cpu" ? std::max(kDecodeWeightBytes, static_cast<double>(cost::read_probe_bytes())) : kDecodeWeightBytes;
+}
+
+// Layers enough for `bytes` of `type` weights, and two at least.
+int64_t decode_layers(engine::DType type, double bytes) {
   const engine::SynthSpec s = calibration_model(type, 1);
   const int64_t n_embd_kv = s.n_embd / s.n_head * s.n_head_kv;
   const double layer_bytes =
       static_cast<double>(engine::row_bytes(type, s.n_embd)) * static_cast<double>(2 * s.n_embd + 2 * n_embd_kv + 2 * s.n_ff) +
       static_cast<double>(engine::row_bytes(type, s.n_ff)) * static_cast<double>(s.n_embd);
-  return std::max<int64_t>(2, static_cast<int64_t>(std::ceil(kDecodeWeightBytes / layer_bytes)));
+  return std::max<int64_t>(2, static_cast<int64_t>(std::ceil(bytes / layer_bytes)));
 }
 
 // A profiling session of opt's backend and device on the model `spec`, whose file is gone once loaded.
@@ -126,32 +136,32 @@ Timed timed_products(const engine::Session& session, engine::DType type) {
   return out;
 }
 
-// The median of each rate `score` gives kRuns of `work` after a warm-up: what a typical run
+// The median of each rate `score` gives `runs` runs of `work` after a warm-up: what a typical run
 // reaches, as the benchmarks' means are, and not one run that lost its cores.
 template <typename Key, typename Work, typename Score>
-std::map<Key, double> median_rates(engine::Session& session, Work work, Score score) {
-  std::map<Key, std::vector<double>> runs;
-  for (int run = -1; run < kRuns; ++run) {  // run -1: the warm-up
+std::map<Key, double> median_rates(engine::Session& session, Work work, Score score, int runs = kRuns) {
+  std::map<Key, std::vector<double>> rates_of;
+  for (int run = -1; run < runs; ++run) {  // run -1: the warm-up
     session.reset();
     session.clear_profile();
     work();
     if (run < 0) continue;
-    for (const auto& [key, rate] : std::map<Key, double>(score(session))) runs[key].push_back(rate);
+    for (const auto& [key, rate] : std::map<Key, double>(score(session))) rates_of[key].push_back(rate);
   }
   std::map<Key, double> medians;
-  for (auto& [key, rates] : runs) {
+  for (auto& [key, rates] : rates_of) {
     std::nth_element(rates.begin(), rates.begin() + static_cast<ptrdiff_t>(rates.size() / 2), rates.end());
     medians[key] = rates[rates.size() / 2];
   }
   return medians;
 }
 
-// The median rate of `type` products over kRuns of `work`.
+// The median rate of `type` products over `runs` runs of `work`.
 template <typename Work, typename Rate>
-double median_product_rate(engine::Session& session, engine::DType type, Work work, Rate rate) {
+double median_product_rate(engine::Session& session, engine::DType type, Work work, Rate rate, int runs = kRuns) {
   return median_rates<int>(session, work, [&](const engine::Session& s) {
     return std::map<int, double>{{0, rate(timed_products(s, type))}};
-  }).at(0);
+  }, runs).at(0);
 }
 
 // Over a long prompt: the arithmetic rate of attention's products (the KV cache's, in whatever
@@ -228,19 +238,23 @@ void calibrate_kernels(cost::HardwareProfile& profile, const BenchOptions& opt) 
       profile.mul_mat_tflops[type] = prompt_rate(Profile::kLongPrompt);
       profile.mul_mat_short_tflops[type] = prompt_rate(Profile::kShortPrompt);
     }
-    const auto session = calibration_session(opt, calibration_model(type, decode_layers(type)), kDecodeSteps + 1);
-    const std::vector<int32_t> tokens = random_tokens(*session, kDecodeSteps + 1);
+    // Over larger weights fewer steps, so that a run reads as much as kDecodeSteps over kDecodeWeightBytes.
+    const double weight_bytes = decode_weight_bytes(opt);
+    const int64_t steps = std::max<int64_t>(4, std::lround(kDecodeSteps * kDecodeWeightBytes / weight_bytes));
+    const int64_t n_tokens = std::max(steps + 1, cost::HardwareProfile::kShortPrompt);
+    const auto session = calibration_session(opt, calibration_model(type, decode_layers(type, weight_bytes)), n_tokens);
+    const std::vector<int32_t> tokens = random_tokens(*session, n_tokens);
     const auto gbs = [](const Timed& t) { return t.bytes / t.seconds / 1e9; };
     profile.mul_mat_gbs[type] = median_product_rate(
         *session, type,
         [&] {
           session->prefill(std::span(tokens).first(1));
-          for (int64_t i = 1; i <= kDecodeSteps; ++i) session->decode(tokens[static_cast<size_t>(i)]);
+          for (int64_t i = 1; i <= steps; ++i) session->decode(tokens[static_cast<size_t>(i)]);
         },
         gbs);
     // Prompts of every column count below the short prompt's, on the same weights.
     for (int64_t n = 2; n < cost::HardwareProfile::kShortPrompt; ++n)
       profile.mul_mat_columns_gbs[type][n] =
-          median_product_rate(*session, type, [&] { session->prefill(std::span(tokens).first(static_cast<size_t>(n))); }, gbs);
+          median_product_rate(*session, type, [&] { session->prefill(std::span(tokens).first(static_cast<size_t>(n))); }, gbs, kColumnRuns);
   }
 }

@@ -93,6 +93,9 @@ HardwareProfile hardware_profile(std::string_view name, int threads, const OpPro
 // rate and the CPU's instruction set (docs/hardware.md). Throws engine::Error when threads < 1.
 HardwareProfile measure_local_cpu(int threads, const OpProbe& probe = {});
 
+// The bytes the read probe streams: twice this machine's last-level cache, within 64 MiB..2 GiB.
+size_t read_probe_bytes();
+
 // This machine's read bandwidth now, in GB/s: the read measure_local_cpu times, with `threads`
 // threads. nullopt where the host's available memory is under twice the probe's buffer.
 std::optional<double> measure_read_bandwidth_gbs(int threads);
