@@ -128,15 +128,35 @@ __attribute__((target("avx512f"))) uint64_t sum_words_ahead_avx512(const uint64_
   for (uint64_t lane : lanes) sum += lane;
   return sum;
 }
+
+// The same read ahead with AVX2's loads, two a line: on the same Xeon it read 33.6-34.1 GB/s over
+// 960 MiB where AVX2's plain loop read 30.7-31.9 (and the AVX-512 read ahead 34.2-34.5).
+__attribute__((target("avx2"))) uint64_t sum_words_ahead_avx2(const uint64_t* p, size_t n) {
+  __m256i s = _mm256_setzero_si256();
+  size_t i = 0;
+#pragma GCC unroll 1
+  for (; i + 8 <= n; i += 8) {
+    const char* line = reinterpret_cast<const char*>(p + i);
+    _mm_prefetch(line + 16384, _MM_HINT_T1);
+    _mm_prefetch(line + 1024, _MM_HINT_T0);
+    s = _mm256_add_epi64(s, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(line)));
+    s = _mm256_add_epi64(s, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(line + 32)));
+  }
+  alignas(32) uint64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), s);
+  uint64_t sum = sum_words(p + i, n - i);
+  for (uint64_t lane : lanes) sum += lane;
+  return sum;
+}
 #endif
 
 using SumFn = uint64_t (*)(const uint64_t*, size_t);
 
-// The reads the probe times: the widest plain sum, and with AVX-512 the same read ahead.
+// The reads the probe times: the widest plain sum and the same read ahead.
 std::vector<SumFn> read_sums() {
 #ifdef COST_PROBE_X86
   if (__builtin_cpu_supports("avx512f")) return {sum_words_avx512, sum_words_ahead_avx512};
-  if (__builtin_cpu_supports("avx2")) return {sum_words_avx2};
+  if (__builtin_cpu_supports("avx2")) return {sum_words_avx2, sum_words_ahead_avx2};
 #endif
   return {sum_words};
 }
