@@ -108,6 +108,15 @@ __attribute__((target("avx2"))) uint64_t sum_words_avx2(const uint64_t* p, size_
   return sum;
 }
 
+// The line at `words`, after requesting the line 16 KiB ahead into L2 and the one 1 KiB ahead
+// into L1, as the decode kernels stream their weights (kernels/cpu/simd_tiles_impl.h).
+inline const char* request_ahead(const uint64_t* words) {
+  const char* line = reinterpret_cast<const char*>(words);
+  _mm_prefetch(line + 16384, _MM_HINT_T1);
+  _mm_prefetch(line + 1024, _MM_HINT_T0);
+  return line;
+}
+
 // The same read as the decode kernels stream their weights: each 64-byte line requested 16 KiB
 // ahead into L2 and 1 KiB ahead into L1 just before its load, a line per loop step. On the
 // 2-core Xeon of docs/benchmarks.md it read 32-33 GB/s where the plain loop above read 28-30
@@ -117,9 +126,7 @@ __attribute__((target("avx512f"))) uint64_t sum_words_ahead_avx512(const uint64_
   size_t i = 0;
 #pragma GCC unroll 1
   for (; i + 8 <= n; i += 8) {
-    const char* line = reinterpret_cast<const char*>(p + i);
-    _mm_prefetch(line + 16384, _MM_HINT_T1);
-    _mm_prefetch(line + 1024, _MM_HINT_T0);
+    const char* line = request_ahead(p + i);
     s = _mm512_add_epi64(s, _mm512_loadu_si512(line));
   }
   alignas(64) uint64_t lanes[8];
@@ -136,9 +143,7 @@ __attribute__((target("avx2"))) uint64_t sum_words_ahead_avx2(const uint64_t* p,
   size_t i = 0;
 #pragma GCC unroll 1
   for (; i + 8 <= n; i += 8) {
-    const char* line = reinterpret_cast<const char*>(p + i);
-    _mm_prefetch(line + 16384, _MM_HINT_T1);
-    _mm_prefetch(line + 1024, _MM_HINT_T0);
+    const char* line = request_ahead(p + i);
     s = _mm256_add_epi64(s, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(line)));
     s = _mm256_add_epi64(s, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(line + 32)));
   }
