@@ -119,6 +119,7 @@ HardwareProfile parse_profile(std::string_view content, const std::string& where
   p.mul_mat_columns_gbs = column_rates_per_dtype(j, "mul_mat_columns_gbs", where);
   p.attention_tflops = rates_per_dtype(j, "attention_tflops", where);
   p.attention_decode_tflops = rates_per_dtype(j, "attention_decode_tflops", where);
+  p.attention_decode_deep_tflops = rates_per_dtype(j, "attention_decode_deep_tflops", where);
   p.op_gbs = rates_per_op(j, "op_gbs", where);
   if (const auto names = j.find("device_names"); names != j.end()) {
     if (!names->is_array()) throw engine::Error(where + " key 'device_names' must be an array of strings");
@@ -155,6 +156,7 @@ void write_profile(const HardwareProfile& p, std::ostream& out, std::string_view
       j["mul_mat_columns_gbs"][std::string(engine::dtype_name(dtype))][std::to_string(columns)] = fig(rate);
   rates("attention_tflops", p.attention_tflops);
   rates("attention_decode_tflops", p.attention_decode_tflops);
+  rates("attention_decode_deep_tflops", p.attention_decode_deep_tflops);
   for (const auto& [op, rate] : p.op_gbs) j["op_gbs"][std::string(engine::op_name(op))] = fig(rate);
   if (!p.device_names.empty()) j["device_names"] = p.device_names;
   out << j.dump(2) << "\n";

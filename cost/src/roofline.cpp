@@ -6,6 +6,7 @@
 
 #include "cost/roofline.h"
 #include "engine/error.h"
+#include "engine/op_params.h"
 
 namespace cost {
 namespace {
@@ -49,15 +50,31 @@ double product_compute_s(const HardwareProfile& hw, const engine::Tensor& weight
 }
 
 // The arithmetic rate, TFLOP/s, of attention's products of `cache` (the KV cache's dtype) for
-// `queries` queries a head: the calibrated long-prompt rate (else `otherwise`) from kLongPrompt
-// on, and below it a rate geometric in log(queries) between the decode step's and that one.
-double attention_tflops(const HardwareProfile& hw, engine::DType cache, int64_t queries, double otherwise) {
+// `queries` queries a head over `positions` cached ones: the calibrated long-prompt rate (else
+// `otherwise`) from kLongPrompt queries on; below, a rate geometric in log(queries) between the
+// decode step's and that one. The decode step's is geometric in log(positions) between its
+// rates after kLongPrompt and after kDeepContext positions, the nearer of them beyond.
+double attention_tflops(const HardwareProfile& hw, engine::DType cache, int64_t queries, int64_t positions, double otherwise) {
   using P = HardwareProfile;
   const double long_rate = rate_of(hw.attention_tflops, cache, otherwise);
   const auto decode = hw.attention_decode_tflops.find(cache);
   if (decode == hw.attention_decode_tflops.end() || queries >= P::kLongPrompt) return long_rate;
+  double decode_rate = decode->second;
+  if (const auto deep = hw.attention_decode_deep_tflops.find(cache); deep != hw.attention_decode_deep_tflops.end()) {
+    const double depth = std::log(static_cast<double>(std::max<int64_t>(1, positions)) / P::kLongPrompt) /
+                         std::log(static_cast<double>(P::kDeepContext) / P::kLongPrompt);
+    const double at = std::clamp(depth, 0.0, 1.0);
+    decode_rate = std::pow(decode_rate, 1 - at) * std::pow(deep->second, at);
+  }
   const double at = std::log(static_cast<double>(std::max<int64_t>(1, queries))) / std::log(static_cast<double>(P::kLongPrompt));
-  return std::pow(decode->second, 1 - at) * std::pow(long_rate, at);
+  return std::pow(decode_rate, 1 - at) * std::pow(long_rate, at);
+}
+
+// The cached positions a product of the KV cache reads: q.k's rows, or the span (k) of the
+// values' product.
+int64_t kv_positions(const engine::Tensor& product) {
+  const engine::Tensor& cache = *product.src[0];
+  return engine::mul_mat_params(product).kv_span ? cache.ne[0] : cache.ne[1];
 }
 
 }  // namespace
@@ -92,7 +109,7 @@ Prediction predict(const GraphCost& cost, const HardwareProfile& hw) {
       const double peak = hw.peak_tflops(cls);
       const double product_rate = rate_of(hw.mul_mat_tflops, a ? a->type : engine::DType::F32, peak);
       const double rate = experts ? product_rate
-                          : a     ? attention_tflops(hw, a->type, nc.node->ne[1], product_rate)
+                          : a     ? attention_tflops(hw, a->type, nc.node->ne[1], kv_positions(*nc.node), product_rate)
                                   : peak;
       require_positive(rate, std::string(compute_class_name(cls)) + " peak rate", hw);
       np.compute_s = a && a->has(engine::kWeight) && !experts ? product_compute_s(hw, *a, nc.node->nrows(), np.flops, np.bytes, peak)

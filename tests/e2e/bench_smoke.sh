@@ -93,7 +93,7 @@ assert sorted(rates) == sorted(["f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q
 assert all(r["value"] > 0 for r in rates.values()), rates
 for key in ("mul_mat_short_tflops", "mul_mat_gbs"):
     assert sorted(p[key]) == sorted(rates) and all(r["value"] > 0 for r in p[key].values()), (key, p[key])
-for key in ("attention_tflops", "attention_decode_tflops"):
+for key in ("attention_tflops", "attention_decode_tflops", "attention_decode_deep_tflops"):
     assert list(p[key]) == ["f16"] and p[key]["f16"]["value"] > 0, (key, p[key])
 columns = p["mul_mat_columns_gbs"]
 assert sorted(columns) == sorted(rates), columns

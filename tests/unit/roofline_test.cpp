@@ -9,6 +9,7 @@
 
 #include "cost/roofline.h"
 #include "engine/error.h"
+#include "engine/op_params.h"
 
 using namespace engine;
 using cost::ComputeClass;
@@ -280,6 +281,38 @@ TEST(Roofline, AttentionRateFollowsItsQueries) {
   EXPECT_LT(mid_s / mid_flops, compute_s(1).first / flops);
 }
 
+// A decode step's attention products take the rate after kLongPrompt cached positions there
+// and before, the rate after kDeepContext there and beyond, and in between a rate geometric in
+// log(positions): q.k's positions are its rows, the values' product's its span (k).
+TEST(Roofline, AttentionDecodeRateFollowsItsDepth) {
+  cost::HardwareProfile hw = h100();
+  hw.attention_tflops[DType::F16] = 2.0;
+  hw.attention_decode_tflops[DType::F16] = 0.02;
+  const auto rate = [&](int64_t positions, int64_t queries, bool values) {
+    Graph g;
+    const int64_t k_ne[] = {64, positions, 4}, v_ne[] = {positions, 64, 4};
+    const int64_t q_ne[] = {values ? positions : 64, queries, 4};
+    Tensor* cache = g.new_tensor(DType::F16, 3, values ? v_ne : k_ne, "kv cache");
+    Tensor* product = g.mul_mat(cache, g.new_tensor(DType::F32, 3, q_ne, "q"));
+    if (values) set_mul_mat_params(*product, {.kv_span = true});
+    g.expand(product);
+    const cost::GraphCost c = cost::analyze(g, cost::CostModel::kDefault);
+    return c.nodes.back().counts.arithmetic() / cost::predict(c, hw).nodes.back().compute_s / 1e12;
+  };
+  EXPECT_NEAR(rate(4096, 1, false), 0.02, 1e-12) << "no deep rate: the one decode rate at every depth";
+  hw.attention_decode_deep_tflops[DType::F16] = 0.08;
+  for (bool values : {false, true}) {
+    EXPECT_NEAR(rate(64, 1, values), 0.02, 1e-12);
+    EXPECT_NEAR(rate(512, 1, values), 0.02, 1e-12);
+    EXPECT_NEAR(rate(1024, 1, values), 0.04, 1e-12);  // half way in log(positions): the geometric mean
+    EXPECT_NEAR(rate(2048, 1, values), 0.08, 1e-12);
+    EXPECT_NEAR(rate(8192, 1, values), 0.08, 1e-12);
+  }
+  const double at = std::log(64.0) / std::log(512.0);
+  EXPECT_NEAR(rate(1024, 64, true), std::pow(0.04, 1 - at) * std::pow(2.0, at), 1e-12) << "queries between: from the rate at its depth";
+  EXPECT_NEAR(rate(1024, 512, true), 2.0, 1e-12);
+}
+
 // A product's arithmetic rate follows its columns: the short-prompt rate up to 16, the long one
 // from 512, in between interpolated in log(columns).
 TEST(Roofline, ProductRateFollowsItsColumns) {
@@ -337,6 +370,7 @@ TEST(Hardware, WrittenProfileReadsBackWithItsCalibratedRates) {
   p.op_gbs = {{Op::RMS_NORM, 410.5}, {Op::SOFT_MAX, 96}};
   p.attention_tflops = {{DType::F16, 120.5}};
   p.attention_decode_tflops = {{DType::F16, 0.75}};
+  p.attention_decode_deep_tflops = {{DType::F16, 1.25}};
   p.mul_mat_columns_gbs = {{DType::Q4_K, {{2, 1500.5}, {15, 240}}}};
   const std::string path = testing::TempDir() + "written-profile.json";
   {
@@ -353,6 +387,7 @@ TEST(Hardware, WrittenProfileReadsBackWithItsCalibratedRates) {
   EXPECT_EQ(back.op_gbs, p.op_gbs);
   EXPECT_EQ(back.attention_tflops, p.attention_tflops);
   EXPECT_EQ(back.attention_decode_tflops, p.attention_decode_tflops);
+  EXPECT_EQ(back.attention_decode_deep_tflops, p.attention_decode_deep_tflops);
   EXPECT_EQ(back.mul_mat_columns_gbs, p.mul_mat_columns_gbs);
   std::filesystem::remove(path);
 }

@@ -95,8 +95,9 @@ bool reset_peak_rss();
 // Sets profile.mul_mat_tflops, mul_mat_short_tflops, mul_mat_gbs and mul_mat_columns_gbs: the
 // arithmetic rates opt's backend and device reach in a long and a short prompt's matrix products
 // and the bandwidth in a decode step's and in a 2- to 15-token prompt's, for every weight dtype;
-// attention_tflops and attention_decode_tflops, its attention products' rate over a long prompt
-// and in decode steps after one; and op_gbs, its other ops' bandwidth there (calibrate.cpp).
+// attention_tflops, attention_decode_tflops and attention_decode_deep_tflops, its attention
+// products' rate over a long prompt and in decode steps after one and after a deep context; and
+// op_gbs, its other ops' bandwidth over the long prompt (calibrate.cpp).
 // Throws engine::Error where one cannot be timed.
 void calibrate_kernels(cost::HardwareProfile& profile, const BenchOptions& opt);
 

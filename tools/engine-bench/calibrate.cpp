@@ -3,7 +3,7 @@
 // are what runs): its matrix products' arithmetic over a long and a short prompt and bandwidth
 // over decode steps and prompts of 2 to 15 tokens whose weights are far beyond the last-level
 // cache, per weight dtype; its attention's arithmetic over a long prompt and in decode steps
-// after one; its other ops' bandwidth over a long prompt, per op.
+// after a long and a deep context; its other ops' bandwidth over a long prompt, per op.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -38,8 +38,8 @@ constexpr engine::DType kWeightTypes[] = {
 engine::SynthSpec calibration_model(engine::DType type, int64_t n_layer) {
   engine::SynthSpec spec;
   spec.n_embd = 2048;
-  spec.n_head = 16;
-  spec.n_head_kv = 4;
+  spec.n_head = 32;  // 64-dimension heads, four to a KV head
+  spec.n_head_kv = 8;
   spec.n_ff = 5632;
   spec.type = type;
   spec.n_layer = n_layer;
@@ -73,7 +73,7 @@ std::unique_ptr<engine::Session> calibration_session(const BenchOptions& opt, co
   engine::write_synthetic_model(spec, path.string());
   engine::SessionParams params;
   params.n_ctx = n_ctx;
-  params.n_ubatch = n_ctx;
+  params.n_ubatch = std::min(n_ctx, cost::HardwareProfile::kLongPrompt);
   params.n_threads = opt.threads;
   params.backend = opt.backend;
   params.device = opt.device;
@@ -136,6 +136,11 @@ Timed timed_products(const engine::Session& session, engine::DType type) {
   return out;
 }
 
+double median(std::vector<double> rates) {
+  std::nth_element(rates.begin(), rates.begin() + static_cast<ptrdiff_t>(rates.size() / 2), rates.end());
+  return rates[rates.size() / 2];
+}
+
 // The median of each rate `score` gives `runs` runs of `work` after a warm-up: what a typical run
 // reaches, as the benchmarks' means are, and not one run that lost its cores.
 template <typename Key, typename Work, typename Score>
@@ -149,10 +154,7 @@ std::map<Key, double> median_rates(engine::Session& session, Work work, Score sc
     for (const auto& [key, rate] : std::map<Key, double>(score(session))) rates_of[key].push_back(rate);
   }
   std::map<Key, double> medians;
-  for (auto& [key, rates] : rates_of) {
-    std::nth_element(rates.begin(), rates.begin() + static_cast<ptrdiff_t>(rates.size() / 2), rates.end());
-    medians[key] = rates[rates.size() / 2];
-  }
+  for (auto& [key, rates] : rates_of) medians[key] = median(std::move(rates));
   return medians;
 }
 
@@ -196,28 +198,41 @@ void calibrate_attention_and_ops(cost::HardwareProfile& profile, const BenchOpti
   profile.op_gbs = rates;
 }
 
-// Attention's products in decode steps after a kLongPrompt-token prompt: one query a head, whose
-// kernels may run far below the prompt's rate (fewer queries to spread over the device).
+// Attention's products in decode steps (one query a head, whose kernels may run far below the
+// prompt's rate) after kLongPrompt and after kDeepContext cached positions, between steps whose
+// weights stream beyond the last-level cache as a real model's do: a layer's K and V come back
+// from memory, not from the cache they were left in. The prompt runs once; each run is a few
+// steps on from where the last ended.
 void calibrate_decode_attention(cost::HardwareProfile& profile, const BenchOptions& opt) {
   using Profile = cost::HardwareProfile;
-  const auto session = calibration_session(opt, calibration_model(engine::DType::Q4_0, 2), Profile::kLongPrompt + kDecodeSteps);
-  const std::vector<int32_t> tokens = random_tokens(*session, Profile::kLongPrompt + kDecodeSteps);
-  const auto decode_steps = [&] {
-    session->prefill(std::span(tokens).first(static_cast<size_t>(Profile::kLongPrompt)));
-    session->clear_profile();  // only the decode steps are timed
-    for (int64_t i = 0; i < kDecodeSteps; ++i) session->decode(tokens[static_cast<size_t>(Profile::kLongPrompt + i)]);
+  constexpr int64_t kSteps = 4;
+  const engine::DType weights = engine::DType::Q4_0;
+  const int64_t n_ctx = Profile::kDeepContext + (kRuns + 1) * kSteps;
+  const auto session = calibration_session(opt, calibration_model(weights, decode_layers(weights, decode_weight_bytes(opt))), n_ctx);
+  const std::vector<int32_t> tokens = random_tokens(*session, n_ctx);
+  const auto rate_after = [&](int64_t positions) {
+    const auto next = [&] { return tokens[static_cast<size_t>(session->n_past())]; };
+    session->prefill(std::span(tokens).subspan(static_cast<size_t>(session->n_past()),
+                                               static_cast<size_t>(positions - session->n_past())));
+    std::vector<double> rates;
+    for (int run = -1; run < kRuns; ++run) {  // run -1: the warm-up
+      session->clear_profile();
+      for (int64_t i = 0; i < kSteps; ++i) session->decode(next());
+      if (run < 0) continue;
+      Timed t;
+      visit_timed_layer_nodes(*session, [&](const engine::Tensor& n, const cost::Counts& c, double seconds) {
+        if (n.op != engine::Op::MUL_MAT || n.src[0]->has(engine::kWeight)) return;
+        t.flops += c.arithmetic();
+        t.seconds += seconds;
+      });
+      if (!(t.flops > 0 && t.seconds > 0)) throw engine::Error("calibration: no timed attention product in a decode step");
+      rates.push_back(t.flops / t.seconds / 1e12);
+    }
+    return median(std::move(rates));
   };
-  const double rate = median_rates<int>(*session, decode_steps, [](const engine::Session& s) {
-    Timed t;
-    visit_timed_layer_nodes(s, [&](const engine::Tensor& n, const cost::Counts& c, double seconds) {
-      if (n.op != engine::Op::MUL_MAT || n.src[0]->has(engine::kWeight)) return;
-      t.flops += c.arithmetic();
-      t.seconds += seconds;
-    });
-    if (!(t.flops > 0 && t.seconds > 0)) throw engine::Error("calibration: no timed attention product in a decode step");
-    return std::map<int, double>{{0, t.flops / t.seconds / 1e12}};
-  }).at(0);
-  profile.attention_decode_tflops[session->params().kv_type] = rate;
+  const engine::DType cache = session->params().kv_type;
+  profile.attention_decode_tflops[cache] = rate_after(Profile::kLongPrompt);
+  profile.attention_decode_deep_tflops[cache] = rate_after(Profile::kDeepContext);
 }
 
 }  // namespace

@@ -46,14 +46,18 @@ struct HardwareProfile {
   // The arithmetic rate of attention's products (the KV cache's, per cache dtype) over a
   // kLongPrompt-token prompt, which they take instead of mul_mat_tflops.
   std::map<engine::DType, double> attention_tflops;
-  // Their rate in a decode step, one query a head after kLongPrompt cached positions; a step of
-  // fewer than kLongPrompt queries takes a rate between the two, geometric in log(queries).
+  // Their rate in a decode step, one query a head, after kLongPrompt cached positions and after
+  // kDeepContext, between steps whose weights stream beyond the last-level cache. A step after
+  // other counts takes a rate geometric in log(positions) between the two (the nearer beyond
+  // them; the first alone where the second is missing), and one of fewer than kLongPrompt
+  // queries a rate between that and the long prompt's, geometric in log(queries).
   std::map<engine::DType, double> attention_decode_tflops;
+  std::map<engine::DType, double> attention_decode_deep_tflops;
   // The bandwidth the backend's kernels of each other op reach on a kLongPrompt-token prompt's
   // tensors (engine-bench --calibrate): a node of a listed op moves its bytes at this rate
   // instead of mem_bw_gbs. Software drivers run elementwise kernels far below the bandwidth.
   std::map<engine::Op, double> op_gbs;
-  static constexpr int64_t kLongPrompt = 512, kShortPrompt = 16;
+  static constexpr int64_t kLongPrompt = 512, kShortPrompt = 16, kDeepContext = 2048;
   std::string calibrated;  // when engine-bench --calibrate measured it ("2026-11-25 08:03 UTC"); empty otherwise
   std::vector<std::string> device_names;  // the names drivers report for it ("NVIDIA H100 80GB HBM3")
 
