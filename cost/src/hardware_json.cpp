@@ -113,6 +113,10 @@ HardwareProfile parse_profile(std::string_view content, const std::string& where
   p.peak_tflops_int8 = figure(peak, "int8", peak_where);
   if (j.contains("op_overhead_us")) p.op_overhead_us = figure(j, "op_overhead_us", where);
   if (j.contains("calibrated")) p.calibrated = text(j, "calibrated", where);
+  if (const auto skips = j.find("attention_skips_masked"); skips != j.end()) {
+    if (!skips->is_boolean()) throw engine::Error(where + " key 'attention_skips_masked' must be true or false");
+    p.attention_skips_masked = skips->get<bool>();
+  }
   p.mul_mat_tflops = rates_per_dtype(j, "mul_mat_tflops", where);
   p.mul_mat_short_tflops = rates_per_dtype(j, "mul_mat_short_tflops", where);
   p.mul_mat_gbs = rates_per_dtype(j, "mul_mat_gbs", where);
@@ -145,6 +149,7 @@ void write_profile(const HardwareProfile& p, std::ostream& out, std::string_view
               {"int8", fig(p.peak_tflops_int8)}}}};
   if (p.op_overhead_us > 0) j["op_overhead_us"] = fig(p.op_overhead_us);
   if (!p.calibrated.empty()) j["calibrated"] = p.calibrated;
+  if (p.attention_skips_masked) j["attention_skips_masked"] = true;
   const auto rates = [&](const char* key, const std::map<engine::DType, double>& per_dtype) {
     for (const auto& [dtype, rate] : per_dtype) j[key][std::string(engine::dtype_name(dtype))] = fig(rate);
   };

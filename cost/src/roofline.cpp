@@ -79,6 +79,23 @@ int64_t kv_positions(const engine::Tensor& product) {
 
 }  // namespace
 
+double causal_work_share(const engine::Tensor& node) {
+  const bool softmax = node.op == engine::Op::SOFT_MAX;
+  const engine::Tensor* product = softmax ? node.src[0] : &node;
+  if (!product || product->op != engine::Op::MUL_MAT || !engine::mul_mat_params(*product).causal) return 1;
+  const int64_t queries = product->ne[1], positions = kv_positions(*product);
+  if ((!softmax && queries < 2) || positions < 1) return 1;  // one query a head runs the whole span
+  // Query c reads positions 0 .. past + c: (past + (queries + 1) / 2) positions on average.
+  const double read = static_cast<double>(engine::mul_mat_params(*product).causal_past) + (static_cast<double>(queries) + 1) / 2;
+  return std::min(1.0, read / static_cast<double>(positions));
+}
+
+double causal_work_bytes(const engine::Tensor& node, const Counts& counts) {
+  const double share = causal_work_share(node);
+  const bool keys = node.op == engine::Op::MUL_MAT && !engine::mul_mat_params(node).kv_span;
+  return counts.get(Metric::kRead) * share + counts.get(Metric::kWrite) * (keys ? share : 1);
+}
+
 ComputeClass compute_class(const engine::Tensor& node) {
   if (!engine::is_mat_mul(node.op) || !node.src[0]) return ComputeClass::kF32;
   const engine::DType weight = node.src[0]->type;
@@ -121,6 +138,10 @@ Prediction predict(const GraphCost& cost, const HardwareProfile& hw) {
                                                     : hw.mem_bw_gbs;
     np.memory_s = np.bytes / (gbs * 1e9);
     if (nc.node->op != engine::Op::NONE) np.overhead_s = hw.op_overhead_us * 1e-6;
+    if (hw.attention_skips_masked) {
+      np.compute_s *= causal_work_share(*nc.node);
+      np.memory_s *= np.bytes > 0 ? causal_work_bytes(*nc.node, nc.counts) / np.bytes : 1;
+    }
     np.time_s = std::max(np.compute_s, np.memory_s) + np.overhead_s;
     np.memory_bound = np.memory_s > np.compute_s;
     out.total_s += np.time_s;

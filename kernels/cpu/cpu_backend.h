@@ -41,6 +41,7 @@ class CpuBackend final : public Backend {
   size_t compute_buffer_bytes() const override { return buffer_.size(); }
   size_t scratch_bytes() const override { return scratch_.size(); }
   bool prefill_float_activations(DType weight) const override;
+  bool skips_masked_attention() const override { return true; }  // mul_mat.cpp causal_tiles, soft_max.cpp
 
  private:
   void validate(const Tensor& node) const;

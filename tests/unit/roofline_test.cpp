@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "cost/roofline.h"
 #include "engine/error.h"
@@ -313,6 +314,58 @@ TEST(Roofline, AttentionDecodeRateFollowsItsDepth) {
   EXPECT_NEAR(rate(1024, 512, true), 2.0, 1e-12);
 }
 
+// Kernels that skip what a causal mask hides do, of attention's dense work, the positions up to
+// each query: half a square prompt from position 0, nearly all of a step far past it; a product
+// of one query a head reads its whole span, and its softmax skips the masked tail.
+TEST(Roofline, CausalWorkShareIsThePositionsUpToEachQuery) {
+  const auto nodes = [](int64_t past, int64_t queries, int64_t positions) {
+    Graph g;
+    const int64_t k_ne[] = {64, positions, 4}, q_ne[] = {64, queries, 4}, v_ne[] = {positions, 64, 4};
+    Tensor* kq = g.mul_mat(g.new_tensor(DType::F16, 3, k_ne, "k"), g.new_tensor(DType::F32, 3, q_ne, "q"));
+    set_mul_mat_params(*kq, {.kv_span = false, .causal = true, .causal_past = static_cast<int32_t>(past)});
+    Tensor* probs = g.soft_max(kq, nullptr, 0.125f);
+    Tensor* kqv = g.mul_mat(g.new_tensor(DType::F16, 3, v_ne, "v"), probs);
+    set_mul_mat_params(*kqv, {.kv_span = true, .causal = true, .causal_past = static_cast<int32_t>(past)});
+    g.expand(kqv);
+    return std::tuple{cost::causal_work_share(*kq), cost::causal_work_share(*probs), cost::causal_work_share(*kqv)};
+  };
+  EXPECT_EQ(nodes(0, 512, 512), std::tuple(256.5 / 512, 256.5 / 512, 256.5 / 512));
+  EXPECT_EQ(nodes(1024, 256, 1280), std::tuple(1152.5 / 1280, 1152.5 / 1280, 1152.5 / 1280));
+  EXPECT_EQ(nodes(1000, 1, 1024), std::tuple(1.0, 1001.0 / 1024, 1.0));
+
+  Graph g;
+  Tensor* w = g.new_tensor_2d(DType::F16, 64, 64, "w");
+  w->flags = kWeight;
+  Tensor* product = g.mul_mat(w, g.new_tensor_2d(DType::F32, 64, 8, "x"));
+  g.expand(product);
+  EXPECT_EQ(cost::causal_work_share(*product), 1.0) << "not attention";
+
+  // A profile whose kernels skip takes that share of a node's time, and only then.
+  Graph a;
+  const int64_t k_ne[] = {64, 512, 4}, q_ne[] = {64, 512, 4};
+  Tensor* kq = a.mul_mat(a.new_tensor(DType::F16, 3, k_ne, "k"), a.new_tensor(DType::F32, 3, q_ne, "q"));
+  set_mul_mat_params(*kq, {.kv_span = false, .causal = true, .causal_past = 0});
+  a.expand(a.soft_max(kq, nullptr, 0.125f));
+  const cost::GraphCost c = cost::analyze(a, cost::CostModel::kDefault);
+  cost::HardwareProfile hw = h100();
+  const cost::Prediction dense = cost::predict(c, hw);
+  hw.attention_skips_masked = true;
+  const cost::Prediction skipping = cost::predict(c, hw);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_DOUBLE_EQ(skipping.nodes[i].compute_s, dense.nodes[i].compute_s * 256.5 / 512);
+    EXPECT_DOUBLE_EQ(skipping.nodes[i].flops, dense.nodes[i].flops) << "the counts stay the graph's";
+  }
+  // q.k neither reads nor writes past a query; the softmax reads up to it and writes whole rows.
+  const cost::Counts& scores = c.nodes[0].counts;
+  const cost::Counts& probs = c.nodes[1].counts;
+  EXPECT_DOUBLE_EQ(cost::causal_work_bytes(*c.nodes[0].node, scores), scores.bytes() * 256.5 / 512);
+  EXPECT_DOUBLE_EQ(cost::causal_work_bytes(*c.nodes[1].node, probs),
+                   probs.get(cost::Metric::kRead) * 256.5 / 512 + probs.get(cost::Metric::kWrite));
+  EXPECT_DOUBLE_EQ(skipping.nodes[0].memory_s, dense.nodes[0].memory_s * 256.5 / 512);
+  EXPECT_DOUBLE_EQ(skipping.nodes[1].memory_s, dense.nodes[1].memory_s * cost::causal_work_bytes(*c.nodes[1].node, probs) / probs.bytes());
+  EXPECT_GT(skipping.nodes[1].memory_s, dense.nodes[1].memory_s * 256.5 / 512);
+}
+
 // A product's arithmetic rate follows its columns: the short-prompt rate up to 16, the long one
 // from 512, in between interpolated in log(columns).
 TEST(Roofline, ProductRateFollowsItsColumns) {
@@ -371,6 +424,7 @@ TEST(Hardware, WrittenProfileReadsBackWithItsCalibratedRates) {
   p.attention_tflops = {{DType::F16, 120.5}};
   p.attention_decode_tflops = {{DType::F16, 0.75}};
   p.attention_decode_deep_tflops = {{DType::F16, 1.25}};
+  p.attention_skips_masked = true;
   p.mul_mat_columns_gbs = {{DType::Q4_K, {{2, 1500.5}, {15, 240}}}};
   const std::string path = testing::TempDir() + "written-profile.json";
   {
@@ -388,6 +442,7 @@ TEST(Hardware, WrittenProfileReadsBackWithItsCalibratedRates) {
   EXPECT_EQ(back.attention_tflops, p.attention_tflops);
   EXPECT_EQ(back.attention_decode_tflops, p.attention_decode_tflops);
   EXPECT_EQ(back.attention_decode_deep_tflops, p.attention_decode_deep_tflops);
+  EXPECT_TRUE(back.attention_skips_masked);
   EXPECT_EQ(back.mul_mat_columns_gbs, p.mul_mat_columns_gbs);
   std::filesystem::remove(path);
 }
@@ -405,6 +460,23 @@ TEST(Hardware, ProfileNamingAColumnCountPastTheShortPromptIsRefused) {
     ADD_FAILURE() << "a profile with 16 columns in its table read";
   } catch (const engine::Error& e) {
     EXPECT_NE(std::string(e.what()).find("names no column count '16'"), std::string::npos) << e.what();
+  }
+}
+
+// attention_skips_masked is true or false, nothing else.
+TEST(Hardware, ProfileWithANonBooleanMaskSkipIsRefused) {
+  cost::HardwareProfile p = h100();
+  p.attention_skips_masked = true;
+  std::ostringstream text;
+  cost::write_profile(p, text, "a test");
+  std::string s = text.str();
+  EXPECT_TRUE(cost::parse_profile(s, "profile").attention_skips_masked);
+  s.replace(s.find("true"), 4, "1");
+  try {
+    cost::parse_profile(s, "profile");
+    ADD_FAILURE() << "a profile with attention_skips_masked 1 read";
+  } catch (const engine::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'attention_skips_masked' must be true or false"), std::string::npos) << e.what();
   }
 }
 

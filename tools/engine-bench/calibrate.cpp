@@ -16,6 +16,7 @@
 #include "bench.h"
 #include "cost/cost.h"
 #include "cost/hardware.h"
+#include "cost/roofline.h"
 #include "engine/arch.h"
 #include "engine/error.h"
 #include "engine/synth.h"
@@ -166,6 +167,15 @@ double median_product_rate(engine::Session& session, engine::DType type, Work wo
   }, runs).at(0);
 }
 
+// The arithmetic and bytes of n's counts that the backend's kernels do (all but where they skip
+// what a causal mask hides): the rates are of that work, as the roofline divides it.
+double work_arithmetic(const cost::HardwareProfile& profile, const engine::Tensor& n, const cost::Counts& c) {
+  return c.arithmetic() * (profile.attention_skips_masked ? cost::causal_work_share(n) : 1.0);
+}
+double work_bytes(const cost::HardwareProfile& profile, const engine::Tensor& n, const cost::Counts& c) {
+  return profile.attention_skips_masked ? cost::causal_work_bytes(n, c) : c.bytes();
+}
+
 // Over a long prompt: the arithmetic rate of attention's products (the KV cache's, in whatever
 // kernel the backend runs them), and the bandwidth each op other than the products reaches:
 // its nodes' bytes over their time less the fixed cost of an op the profile already counts.
@@ -173,6 +183,7 @@ void calibrate_attention_and_ops(cost::HardwareProfile& profile, const BenchOpti
   using Profile = cost::HardwareProfile;
   const auto session = calibration_session(opt, calibration_model(engine::DType::Q4_0, 2), Profile::kLongPrompt);
   const std::vector<int32_t> tokens = random_tokens(*session, Profile::kLongPrompt);
+  profile.attention_skips_masked = session->backend().skips_masked_attention();
   // Keyed by op; MUL_MAT's are attention's products, in TFLOP/s.
   std::map<engine::Op, double> rates = median_rates<engine::Op>(*session, [&] { session->prefill(tokens); }, [&](const engine::Session& s) {
     std::map<engine::Op, Timed> per_op;
@@ -180,8 +191,8 @@ void calibrate_attention_and_ops(cost::HardwareProfile& profile, const BenchOpti
       if (n.op == engine::Op::NONE || engine::op_info(n.op).is_view) return;
       if (n.op == engine::Op::MUL_MAT && n.src[0]->has(engine::kWeight)) return;
       Timed& t = per_op[n.op];
-      t.flops += c.arithmetic();
-      t.bytes += c.bytes();
+      t.flops += work_arithmetic(profile, n, c);
+      t.bytes += work_bytes(profile, n, c);
       t.seconds += seconds - profile.op_overhead_us * 1e-6;
     });
     std::map<engine::Op, double> out;
@@ -222,7 +233,7 @@ void calibrate_decode_attention(cost::HardwareProfile& profile, const BenchOptio
       Timed t;
       visit_timed_layer_nodes(*session, [&](const engine::Tensor& n, const cost::Counts& c, double seconds) {
         if (n.op != engine::Op::MUL_MAT || n.src[0]->has(engine::kWeight)) return;
-        t.flops += c.arithmetic();
+        t.flops += work_arithmetic(profile, n, c);
         t.seconds += seconds;
       });
       if (!(t.flops > 0 && t.seconds > 0)) throw engine::Error("calibration: no timed attention product in a decode step");

@@ -53,6 +53,10 @@ struct HardwareProfile {
   // queries a rate between that and the long prompt's, geometric in log(queries).
   std::map<engine::DType, double> attention_decode_tflops;
   std::map<engine::DType, double> attention_decode_deep_tflops;
+  // Whether the backend's attention kernels skip the positions a causal mask hides (the
+  // products of two or more queries a head, the softmax): its attention rates are then of the
+  // work done (roofline.h causal_work_share), not of the dense work the graph counts.
+  bool attention_skips_masked = false;
   // The bandwidth the backend's kernels of each other op reach on a kLongPrompt-token prompt's
   // tensors (engine-bench --calibrate): a node of a listed op moves its bytes at this rate
   // instead of mem_bw_gbs. Software drivers run elementwise kernels far below the bandwidth.

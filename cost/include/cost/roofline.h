@@ -32,7 +32,18 @@ struct Prediction {
   double overhead_s = 0; // sum of node fixed costs
 };
 
-// View nodes (RESHAPE, VIEW, PERMUTE, TRANSPOSE) cost nothing. Throws engine::Error when a
+// The share of a node's counted work (the dense products and softmax the graph describes)
+// that kernels skipping what a causal mask hides compute: for attention's products of two or
+// more queries a head, and for their softmax, the positions up to each query over all the
+// positions read; 1 for every other node.
+double causal_work_share(const engine::Tensor& node);
+// The bytes of `counts` (node's) that such kernels move: the reads at that share, and the
+// writes too for q.k, whose outputs past a query are never written (the softmax writes zeros
+// there, the values' product every output).
+double causal_work_bytes(const engine::Tensor& node, const Counts& counts);
+
+// View nodes (RESHAPE, VIEW, PERMUTE, TRANSPOSE) cost nothing. Where hw.attention_skips_masked,
+// a node's arithmetic takes causal_work_share of its count and its memory causal_work_bytes. Throws engine::Error when a
 // rate the graph needs is not positive.
 Prediction predict(const GraphCost& cost, const HardwareProfile& hw);
 

@@ -85,6 +85,10 @@ class Backend {
   // float instead of quantizing them to the weight's dot-product format (Q8_0 / Q8_K, as
   // llama.cpp does): their results then stand to llama.cpp's as a float forward pass does.
   virtual bool prefill_float_activations(DType /*weight*/) const { return false; }
+  // Whether its attention kernels skip the positions a causal mask hides: the products of two
+  // or more queries a head (kMulMatCausal) and their softmax. The cost model's calibrated rates
+  // are then of the work done, not of the dense work the graph counts.
+  virtual bool skips_masked_attention() const { return false; }
 };
 
 struct BackendParams {
