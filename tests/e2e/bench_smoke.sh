@@ -23,7 +23,8 @@ timeout 120 "$bench" "${args[@]}" --depth 0,4 -o json > "$dir/out.json" || fail 
 python3 - "$dir/out.json" <<'PY' || fail "json structure"
 import json, sys
 records = json.load(open(sys.argv[1]))
-assert [r["test"] for r in records] == ["pp16", "tg8", "tg8 @ d4"], records
+assert [r["test"] for r in records] == ["pp16", "pp16 @ d4", "tg8", "tg8 @ d4"], records
+assert [r["n_depth"] for r in records] == [0, 4, 0, 4], records
 for r in records:
     for key in ("model_path", "model_desc", "model_size", "model_params", "dtype_mix", "backend", "threads",
                 "kv_type", "n_prompt", "n_gen", "n_depth", "avg_ts", "stddev_ts", "samples_ts", "bandwidth_gbs",
@@ -40,7 +41,7 @@ for r in gen:
     expected = r["decode_step_bytes"] * r["avg_ts"] / (r["bandwidth_gbs"] * 1e9)
     assert abs(r["roofline_fraction"] - expected) < 1e-9 * expected, (r["roofline_fraction"], expected)
 assert gen[1]["decode_step_bytes"] >= gen[0]["decode_step_bytes"], gen
-assert records[0]["roofline_fraction"] is None and records[0]["n_prompt"] == 16
+assert all(r["roofline_fraction"] is None and r["n_prompt"] == 16 for r in records[:2]), records[:2]
 print("json ok:", [(r["test"], round(r["avg_ts"], 1)) for r in records])
 PY
 
@@ -156,7 +157,7 @@ expect_error "prompt below 0" "n-prompt: -1 is outside 0 to" -m "$dir/m.gguf" -p
 expect_error "nothing to time" "nothing to time" -m "$dir/m.gguf" -p 0 -n 0
 expect_error "reps 0" "repetitions: 0 is outside 1 to" -m "$dir/m.gguf" -r 0
 expect_error "unknown backend" "backend" -m "$dir/m.gguf" --backend tpu
-expect_error "depth beyond context" "tg8 @ d60 needs 68 context positions but the context holds 64" \
+expect_error "depth beyond context" "pp16 @ d60 needs 76 context positions but the context holds 64" \
   -m "$dir/m.gguf" -c 64 -p 16 -n 8 --depth 60
 expect_error "sweep with -p" "n-prompt excludes --sweep-pp" -m "$dir/m.gguf" --sweep-pp 8 -p 16
 expect_error "sweep with -d" "depth excludes --sweep-tg" -m "$dir/m.gguf" --sweep-tg 8 -d 16

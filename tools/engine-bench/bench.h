@@ -18,7 +18,7 @@ struct BenchOptions {
   std::vector<std::string> models;
   std::vector<int64_t> n_prompt{512};
   std::vector<int64_t> n_gen{128};
-  std::vector<int64_t> depths{0};  // KV positions filled before a generation test is timed
+  std::vector<int64_t> depths{0};  // KV positions filled before a test is timed
   int threads = 0;                 // resolved to the hardware threads when 0
   int reps = 5;
   std::string backend = "cpu";
@@ -42,12 +42,12 @@ struct BenchTest {
   int64_t depth = 0;
   bool sweep_point = false;
 
-  std::string name() const;  // "pp512", "tg128", "tg128 @ d512" (llama-bench's names)
-  // KV positions the test fills: generation starts after a prompt of max(depth, 1) tokens.
+  std::string name() const;  // "pp512", "tg128", "pp512 @ d2048" (llama-bench's names)
+  // KV positions the test fills: a prompt starts after `depth` tokens, generation after max(depth, 1).
   int64_t positions() const;
 };
 
-// The tests of the options, in llama-bench's order: every pp, then every tg at every depth;
+// The tests of the options: every pp at every depth, then every tg at every depth;
 // when sweeping, the sweep points instead: every swept pp, then tg<first n_gen> at every swept depth.
 std::vector<BenchTest> bench_tests(const BenchOptions& opt);
 

@@ -166,7 +166,7 @@ int main(int argc, char** argv) {
   app.add_option("-n,--n-gen", opt.n_gen, "generated token counts to time (comma-separated; 0: none)")
       ->delimiter(',')
       ->check(integer(int64_t{0}, int64_t{1} << 24));
-  auto* depth_opt = app.add_option("-d,--depth", opt.depths, "KV cache depths for the tg tests (comma-separated)")
+  auto* depth_opt = app.add_option("-d,--depth", opt.depths, "KV cache depths the pp and tg tests start from (comma-separated)")
       ->delimiter(',')
       ->check(integer(int64_t{0}, int64_t{1} << 24));
   app.add_option("-t,--threads", opt.threads, "threads (default: all hardware threads)")->check(integer(1, 1024));

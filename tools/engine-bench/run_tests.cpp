@@ -18,7 +18,7 @@ std::string BenchTest::name() const {
 }
 
 int64_t BenchTest::positions() const {
-  return kind == Kind::kPrompt ? n_tokens : std::max<int64_t>(depth, 1) + n_tokens;
+  return (kind == Kind::kPrompt ? depth : std::max<int64_t>(depth, 1)) + n_tokens;
 }
 
 std::vector<BenchTest> bench_tests(const BenchOptions& opt) {
@@ -31,7 +31,8 @@ std::vector<BenchTest> bench_tests(const BenchOptions& opt) {
   }
   // A size of 0 times nothing, as llama-bench's -p 0 / -n 0.
   for (int64_t n : opt.n_prompt)
-    if (n > 0) tests.push_back({BenchTest::Kind::kPrompt, n, 0});
+    if (n > 0)
+      for (int64_t d : opt.depths) tests.push_back({BenchTest::Kind::kPrompt, n, d});
   for (int64_t n : opt.n_gen)
     if (n > 0)
       for (int64_t d : opt.depths) tests.push_back({BenchTest::Kind::kGen, n, d});
@@ -55,6 +56,7 @@ double time_once(engine::Session& session, const BenchTest& test, std::mt19937& 
   };
   session.reset();
   if (test.kind == BenchTest::Kind::kPrompt) {
+    if (test.depth > 0) session.prefill(random_tokens(test.depth));
     const std::vector<int32_t> prompt = random_tokens(test.n_tokens);
     const auto t0 = Clock::now();
     session.prefill(prompt);
@@ -80,14 +82,14 @@ StepPrediction predict_step(const engine::Session& session, engine::DType kv_typ
   return {cost::predict(graph_cost, hw).total_s, graph_cost.total.bytes()};
 }
 
-// The test's predicted seconds: a prompt as the session runs it, in steps of n_ubatch tokens;
+// The test's predicted seconds: a prompt as the session runs it, in steps of n_ubatch tokens after its depth;
 // decode as n_tokens times the step halfway through (whose bytes also go to `decode_bytes`).
 double predicted_seconds(const engine::Session& session, const BenchTest& test, engine::DType kv_type,
                          const cost::HardwareProfile& hw, double& decode_bytes) {
   if (test.kind == BenchTest::Kind::kPrompt) {
     double seconds = 0;
     for (int64_t done = 0; done < test.n_tokens; done += session.params().n_ubatch)
-      seconds += predict_step(session, kv_type, hw, std::min(session.params().n_ubatch, test.n_tokens - done), done).seconds;
+      seconds += predict_step(session, kv_type, hw, std::min(session.params().n_ubatch, test.n_tokens - done), test.depth + done).seconds;
     return seconds;
   }
   const StepPrediction step = predict_step(session, kv_type, hw, 1, std::max<int64_t>(test.depth, 1) + test.n_tokens / 2);
