@@ -43,8 +43,8 @@ double causal_work_share(const engine::Tensor& node);
 double causal_work_bytes(const engine::Tensor& node, const Counts& counts);
 
 // View nodes (RESHAPE, VIEW, PERMUTE, TRANSPOSE) cost nothing. Where hw.attention_skips_masked,
-// a node's arithmetic takes causal_work_share of its count and its memory causal_work_bytes. Throws engine::Error when a
-// rate the graph needs is not positive.
+// a node's arithmetic takes causal_work_share of its count and its memory causal_work_bytes.
+// Throws engine::Error when a rate the graph needs is not positive.
 Prediction predict(const GraphCost& cost, const HardwareProfile& hw);
 
 // Tokens per second when one graph evaluation processes `n_tokens` tokens in
