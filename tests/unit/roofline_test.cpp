@@ -447,37 +447,41 @@ TEST(Hardware, WrittenProfileReadsBackWithItsCalibratedRates) {
   std::filesystem::remove(path);
 }
 
+namespace {
+
+// The profile `p` as written, with the first `from` of its text made `to`.
+std::string written_with(const cost::HardwareProfile& p, const std::string& from, const std::string& to) {
+  std::ostringstream text;
+  cost::write_profile(p, text, "a test");
+  std::string s = text.str();
+  return s.replace(s.find(from), from.size(), to);
+}
+
+// Reading `text` throws engine::Error with `names` in its message.
+void expect_refused(const std::string& text, const std::string& names) {
+  try {
+    cost::parse_profile(text, "profile");
+    ADD_FAILURE() << "a profile read: " << text;
+  } catch (const engine::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(names), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
 // A column count outside 2..15 in mul_mat_columns_gbs is refused, naming it.
 TEST(Hardware, ProfileNamingAColumnCountPastTheShortPromptIsRefused) {
   cost::HardwareProfile p = h100();
   p.mul_mat_columns_gbs = {{DType::Q4_0, {{15, 10}}}};
-  std::ostringstream text;
-  cost::write_profile(p, text, "a test");
-  std::string s = text.str();
-  s.replace(s.find("\"15\""), 4, "\"16\"");
-  try {
-    cost::parse_profile(s, "profile");
-    ADD_FAILURE() << "a profile with 16 columns in its table read";
-  } catch (const engine::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("names no column count '16'"), std::string::npos) << e.what();
-  }
+  expect_refused(written_with(p, "\"15\"", "\"16\""), "names no column count '16'");
 }
 
 // attention_skips_masked is true or false, nothing else.
 TEST(Hardware, ProfileWithANonBooleanMaskSkipIsRefused) {
   cost::HardwareProfile p = h100();
   p.attention_skips_masked = true;
-  std::ostringstream text;
-  cost::write_profile(p, text, "a test");
-  std::string s = text.str();
-  EXPECT_TRUE(cost::parse_profile(s, "profile").attention_skips_masked);
-  s.replace(s.find("true"), 4, "1");
-  try {
-    cost::parse_profile(s, "profile");
-    ADD_FAILURE() << "a profile with attention_skips_masked 1 read";
-  } catch (const engine::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("'attention_skips_masked' must be true or false"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(cost::parse_profile(written_with(p, "true", "true"), "profile").attention_skips_masked);
+  expect_refused(written_with(p, "true", "1"), "'attention_skips_masked' must be true or false");
 }
 
 // A profile file naming an op the engine has not is refused, naming it.
