@@ -25,8 +25,13 @@ fi
 
 # Text and metrics in one file: the story ends its line before the metrics begin theirs.
 timeout 120 "$run" -n 8 --temp 0 -t 2 >"$dir/both.txt" 2>&1 || fail "one-file run exited $?"
-grep -q '^load [0-9.]* ms | prompt' "$dir/both.txt" && grep -q '^memory: weights' "$dir/both.txt" \
+grep -q '^load [0-9.]* ms | warm-up [0-9.]* ms | prompt' "$dir/both.txt" && grep -q '^memory: weights' "$dir/both.txt" \
   && ok "text and metrics on their own lines" || fail "text and metrics run together: $(cat "$dir/both.txt")"
+
+# --no-warmup: the same text, and no warm-up in the metrics.
+timeout 120 "$run" -n 8 --temp 0 -t 2 --no-warmup >"$dir/cold.txt" 2>"$dir/cold.err" || fail "--no-warmup run exited $?"
+grep -q '^load [0-9.]* ms | prompt' "$dir/cold.err" && [[ $(head -1 "$dir/cold.txt") == "$(head -1 "$dir/both.txt")" ]] \
+  && ok "--no-warmup: $(head -1 "$dir/cold.err")" || fail "--no-warmup: $(cat "$dir/cold.txt" "$dir/cold.err")"
 
 # A context that fills up is said once on stderr, with the tokens it kept; the run still succeeds.
 if timeout 120 "$run" -c 8 -n 100 -p "Once" --temp 0 -t 2 >"$dir/full.txt" 2>"$dir/full.err"; then

@@ -28,7 +28,7 @@ std::optional<std::string> next_turn(const RunOptions& opt, bool& prompt_used) {
 }  // namespace
 
 int run_chat(const RunOptions& opt) {
-  auto session = open_session(opt, opt.session);
+  auto session = open_warm_session(opt);
   const engine::ChatTemplate tmpl =
       opt.chat_template.empty() ? engine::chat_template_of(session->model().file()) : engine::chat_template_named(opt.chat_template);
   engine::Conversation chat(*session, tmpl, opt.system);

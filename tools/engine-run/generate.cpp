@@ -29,10 +29,11 @@ void print_run_stats(const engine::Session& session, double ttft_ms) {
   const engine::Timings& t = session.timings();
   const engine::MemoryUse mem = session.memory();
   auto per_s = [](int64_t n, double ms) { return ms > 0 ? 1000.0 * static_cast<double>(n) / ms : 0.0; };
+  const std::string warm_up = t.warm_up_ms > 0 ? fmt::format(" | warm-up {:.1f} ms", t.warm_up_ms) : "";
   std::fprintf(stderr,
-               "load %.1f ms | prompt %lld tokens | TTFT %.1f ms | prefill %.1f ms (%.1f tok/s) | decode %lld tokens "
+               "load %.1f ms%s | prompt %lld tokens | TTFT %.1f ms | prefill %.1f ms (%.1f tok/s) | decode %lld tokens "
                "%.1f ms (%.1f tok/s)\n",
-               t.load_ms, static_cast<long long>(t.prefill_tokens), ttft_ms, t.prefill_ms,
+               t.load_ms, warm_up.c_str(), static_cast<long long>(t.prefill_tokens), ttft_ms, t.prefill_ms,
                per_s(t.prefill_tokens, t.prefill_ms), static_cast<long long>(t.decode_tokens), t.decode_ms,
                per_s(t.decode_tokens, t.decode_ms));
   std::fprintf(stderr,
@@ -42,7 +43,7 @@ void print_run_stats(const engine::Session& session, double ttft_ms) {
 }
 
 int run_generate(const RunOptions& opt) {
-  auto session = open_session(opt, opt.session);
+  auto session = open_warm_session(opt);
   const engine::Tokenizer& tok = session->tokenizer();
   std::vector<int32_t> prompt = tok.encode(opt.prompt, tok.add_bos_default());
   if (prompt.empty()) throw engine::Error("the prompt encodes to no tokens");

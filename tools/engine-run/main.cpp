@@ -43,6 +43,10 @@ int main(int argc, char** argv) {
   app.add_option("--kv-type", kv_type, "KV cache type")->check(CLI::IsMember({"f16", "f32"}));
   app.add_option("--replay", opt.replay, "reference JSONL to replay (teacher forcing)")->check(CLI::ExistingFile)->excludes(chat);
   app.add_option("--replay-out", opt.replay_out, "write this engine's replay JSONL here")->check(writable_file);
+  bool no_warm_up = false;
+  app.add_flag("--no-warmup", no_warm_up,
+               "skip the warm-up (a short prompt and one decode step, run and forgotten before the prompt so that "
+               "one-time costs stay out of the timings and the profile)");
   app.add_flag("--profile", opt.profile, "time every op; print the profile views after generation");
   app.add_option("--profile-format", opt.profile_format, "text | json | csv")
       ->check(CLI::IsMember({"text", "json", "csv"}));
@@ -61,6 +65,7 @@ int main(int argc, char** argv) {
   if (list_devices) return tool_cli::print_devices();
   opt.session.kv_type = *engine::dtype_from_name(kv_type);
   opt.prompt_given = prompt->count() > 0;
+  opt.warm_up = !no_warm_up;
   opt.session.profile = opt.profile || !opt.trace_out.empty() || !opt.report.empty();
   spdlog::set_level(verbose ? spdlog::level::info : spdlog::level::warn);
   try {

@@ -6,6 +6,12 @@ std::unique_ptr<engine::Session> open_session(const RunOptions& opt, const engin
   return engine::Session::create(engine::Model::load_builtin(), params);
 }
 
+std::unique_ptr<engine::Session> open_warm_session(const RunOptions& opt) {
+  auto session = open_session(opt, opt.session);
+  if (opt.warm_up) session->warm_up();
+  return session;
+}
+
 std::string model_label(const RunOptions& opt) {
   return opt.model.empty() ? "stories260K.gguf (built in)" : opt.model;
 }

@@ -18,6 +18,7 @@ struct RunOptions {
   std::string replay;      // reference JSONL to check against
   std::string replay_out;  // where to write this engine's replay JSONL
   double tolerance = 0;    // 0: the reference README's tolerance for the model's weights
+  bool warm_up = true;             // run and forget a short prompt first (Session::warm_up)
   bool profile = false;            // print the profile views after generation
   std::string profile_format = "text";  // text | json | csv
   std::string profile_out;         // file for the views; empty: stdout
@@ -48,6 +49,8 @@ void print_run_stats(const engine::Session& session, double ttft_ms);
 
 // The session over the model of `opt.model`, or over the built-in one when none was given.
 std::unique_ptr<engine::Session> open_session(const RunOptions& opt, const engine::SessionParams& params);
+// open_session, then its warm-up unless --no-warmup: the session generate and chat run on.
+std::unique_ptr<engine::Session> open_warm_session(const RunOptions& opt);
 // The model's name in reports: its path, or the built-in model's name.
 std::string model_label(const RunOptions& opt);
 

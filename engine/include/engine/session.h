@@ -30,6 +30,7 @@ struct SessionParams {
 
 struct Timings {
   double load_ms = 0;
+  double warm_up_ms = 0;  // Session::warm_up's wall clock; 0 when it did not run
   int64_t prefill_tokens = 0;
   double prefill_ms = 0;
   int64_t decode_tokens = 0;
@@ -90,6 +91,11 @@ class Session {
   std::span<const float> decode(int32_t token);
   // Forgets the cached tokens.
   void reset() { n_past_ = 0; }
+  // Runs a short prompt and one decode step, then forgets them, timings and profile included: the
+  // backend's one-time costs (kernels loaded at their first launch, buffers touched the first time)
+  // are paid here instead of in the first prompt's figures. Only before the first prefill or
+  // decode (else throws Error). Returns its wall clock in ms, also timings().warm_up_ms.
+  double warm_up();
 
   const SessionParams& params() const { return params_; }
   const Timings& timings() const { return timings_; }
