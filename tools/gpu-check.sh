@@ -189,10 +189,10 @@ for b in "${gpus[@]}"; do
   for file in "${cal_files[@]}"; do
     check "profile-$b-$(basename "$file" .gguf)" "$run" -m "$file" --backend "$b" -p "$prompt" -n 64 --temp 0 --profile --hw "$out/cal-$b.json"
   done
-  # Is a CUDA session's first step slow because each kernel loads at its first launch? (layer 0 of
-  # the prompt ran 1.39-1.51 of its prediction on an H100, the others 1.02-1.15)
-  [[ $b == cuda ]] && check "profile-$b-$(basename "${cal_files[0]}" .gguf)-eager-loading" env CUDA_MODULE_LOADING=EAGER \
-    "$run" -m "${cal_files[0]}" --backend "$b" -p "$prompt" -n 64 --temp 0 --profile --hw "$out/cal-$b.json"
+  # The first prompt without the warm-up, beside the runs above: what a session's first step pays
+  # (layer 0 of a cold CUDA prompt ran 1.39-1.51 of its prediction on an H100, the others 1.02-1.15)
+  check "profile-$b-$(basename "${cal_files[0]}" .gguf)-no-warmup" \
+    "$run" -m "${cal_files[0]}" --backend "$b" -p "$prompt" -n 64 --temp 0 --profile --hw "$out/cal-$b.json" --no-warmup
 done
 
 note ""
