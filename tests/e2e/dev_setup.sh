@@ -25,7 +25,7 @@ extra=$(comm -23 <(sort -u "$dir/demo.txt") <(sort -u "$dir/test.txt") | wc -l)
 
 # The demo itself, on this build: a story, the cost summary, the trace, the profile.
 timeout 300 bash "$src/tools/demo.sh" "$build" >"$dir/demo_output.txt" 2>&1 || fail "tools/demo.sh exited $?"
-for part in '^== engine-run: a story' '^Once upon a time, there was a little' '^load [0-9.]+ ms \| prompt' \
+for part in '^== engine-run: a story' '^Once upon a time, there was a little' '^load [0-9.]+ ms \| warm-up [0-9.]+ ms \| prompt' \
             '^== engine-cost: what one decode step' '^LlamaForCausalLM +\|' '^  compute buffer +[0-9]+ bytes' \
             '^== engine-cost --trace' '^<-+inp_embd: get_rows' '^Predicted vs measured \(decode' '^  TOTAL +[0-9.]+ +[0-9.]+'; do
   grep -Eq -- "$part" "$dir/demo_output.txt" && ok "demo shows $part" || fail "demo output lacks $part"
