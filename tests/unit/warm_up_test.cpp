@@ -1,7 +1,7 @@
-// Session::warm_up leaves no trace: the prompt and the decode steps after it compute the logits
-// of a session that never warmed up, bit for bit, though its tokens sit in the KV cache
-// positions they reuse; its steps are gone from the timings and the profile; and it refuses to
-// run once the session has run a step of its own.
+// Session::warm_up leaves no trace: on every backend built in, the prompt and the decode steps
+// after it compute the logits of a session that never warmed up, bit for bit, though its tokens
+// sit in the KV cache positions they reuse; its steps are gone from the timings and the profile;
+// and it refuses to run once the session has run a step of its own.
 #include <gtest/gtest.h>
 
 #include <span>
@@ -16,8 +16,9 @@ namespace {
 
 using namespace engine;
 
-SessionParams small_session(bool profile = false) {
+SessionParams small_session(bool profile = false, const std::string& backend = "cpu") {
   SessionParams params;
+  params.backend = backend;
   params.n_ctx = 64;
   params.n_threads = 2;
   params.profile = profile;
@@ -26,8 +27,8 @@ SessionParams small_session(bool profile = false) {
 
 // The logits of a 5-token prompt (shorter than the warm-up's, so its attention span covers
 // positions the warm-up wrote) and of 4 decode steps after it.
-std::vector<std::vector<float>> logits_after(const std::string& path, bool warm_up) {
-  auto session = Session::create(path, small_session());
+std::vector<std::vector<float>> logits_after(const std::string& backend, const std::string& path, bool warm_up) {
+  auto session = Session::create(path, small_session(false, backend));
   if (warm_up) session->warm_up();
   std::vector<std::vector<float>> out;
   auto keep = [&](std::span<const float> logits) { out.emplace_back(logits.begin(), logits.end()); };
@@ -36,12 +37,22 @@ std::vector<std::vector<float>> logits_after(const std::string& path, bool warm_
   return out;
 }
 
-TEST(WarmUp, LaterStepsComputeWhatASessionWithoutItComputes) {
+class WarmUpOn : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(WarmUpOn, LaterStepsComputeWhatASessionWithoutItComputes) {
+  try {
+    make_backend(GetParam(), BackendParams{0, 1});
+  } catch (const Error& e) {
+    GTEST_SKIP() << e.what();
+  }
   for (const std::string& path : {test_models::synthetic_model(DType::Q4_0), test_models::synthetic_gpt2_model(true)}) {
     SCOPED_TRACE(path);
-    EXPECT_EQ(logits_after(path, true), logits_after(path, false));
+    EXPECT_EQ(logits_after(GetParam(), path, true), logits_after(GetParam(), path, false));
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(EveryKnownBackend, WarmUpOn, ::testing::ValuesIn(known_backends()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 TEST(WarmUp, ItsStepsAreGoneFromTheTimingsAndTheProfile) {
   auto session = Session::create(test_models::synthetic_model(DType::Q4_0), small_session(true));
