@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/arch.h"
+#include "backend_param.h"
 #include "engine/error.h"
 #include "test_models.h"
 
@@ -44,14 +45,9 @@ std::vector<std::vector<float>> two_steps(const std::string& backend_name, const
   return logits;
 }
 
-class BackendAgreement : public ::testing::TestWithParam<std::string> {};
+class BackendAgreement : public test_backends::EachBackend {};
 
 TEST_P(BackendAgreement, LogitsOfFloatWeightsEqualTheCpuBackends) {
-  try {
-    make_backend(GetParam(), BackendParams{0, 1});
-  } catch (const Error& e) {
-    GTEST_SKIP() << e.what();
-  }
   const bool cpu_arithmetic = device_info(GetParam(), 0).type == "software";
   const std::pair<DType, double> bounds[] = {{DType::F32, cpu_arithmetic ? 1e-3 : 2e-3},
                                              {DType::F16, cpu_arithmetic ? 1e-5 : 2e-3},
@@ -79,6 +75,6 @@ std::vector<std::string> device_backends() {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryDeviceBackend, BackendAgreement, ::testing::ValuesIn(device_backends()),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+                         test_backends::param_name);
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_param.h"
 #include "engine/backend.h"
 #include "engine/error.h"
 #include "engine/graph.h"
@@ -417,7 +418,6 @@ TEST_P(BackendOps, CopiesOfPermutedViewsIntoEveryStoreType) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryKnownBackend, BackendOps, ::testing::ValuesIn(known_backends()),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(EveryKnownBackend, BackendOps, ::testing::ValuesIn(known_backends()), test_backends::param_name);
 
 }  // namespace
