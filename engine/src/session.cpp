@@ -179,10 +179,10 @@ double Session::warm_up() {
   const auto t0 = Clock::now();
   // Columns enough for every backend's many-column kernels: the CPU's AMX tiles from 20, CUDA's tiles from 16.
   constexpr int64_t kWarmUpTokens = 32;
-  const int32_t bos = tokenizer_->bos();
-  const std::vector<int32_t> prompt(static_cast<size_t>(std::min(kWarmUpTokens, n_ctx() - 1)), std::max(bos, 0));
+  const int32_t token = std::max(tokenizer_->bos(), 0);  // BOS, or token 0 where the vocab has none
+  const std::vector<int32_t> prompt(static_cast<size_t>(std::min(kWarmUpTokens, n_ctx() - 1)), token);
   if (!prompt.empty()) prefill(prompt);
-  decode(std::max(bos, 0));
+  decode(token);
   reset();
   clear_profile();
   const double load_ms = timings_.load_ms;
