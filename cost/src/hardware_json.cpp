@@ -112,6 +112,7 @@ HardwareProfile parse_profile(std::string_view content, const std::string& where
   p.peak_tflops_bf16 = figure(peak, "bf16", peak_where);
   p.peak_tflops_int8 = figure(peak, "int8", peak_where);
   if (j.contains("op_overhead_us")) p.op_overhead_us = figure(j, "op_overhead_us", where);
+  if (j.contains("profiled_op_overhead_us")) p.profiled_op_overhead_us = figure(j, "profiled_op_overhead_us", where);
   if (j.contains("calibrated")) p.calibrated = text(j, "calibrated", where);
   if (const auto skips = j.find("attention_skips_masked"); skips != j.end()) {
     if (!skips->is_boolean()) throw engine::Error(where + " key 'attention_skips_masked' must be true or false");
@@ -148,6 +149,7 @@ void write_profile(const HardwareProfile& p, std::ostream& out, std::string_view
              {{"f32", fig(p.peak_tflops_f32)}, {"f16", fig(p.peak_tflops_f16)}, {"bf16", fig(p.peak_tflops_bf16)},
               {"int8", fig(p.peak_tflops_int8)}}}};
   if (p.op_overhead_us > 0) j["op_overhead_us"] = fig(p.op_overhead_us);
+  if (p.profiled_op_overhead_us > 0) j["profiled_op_overhead_us"] = fig(p.profiled_op_overhead_us);
   if (!p.calibrated.empty()) j["calibrated"] = p.calibrated;
   if (p.attention_skips_masked) j["attention_skips_masked"] = true;
   const auto rates = [&](const char* key, const std::map<engine::DType, double>& per_dtype) {

@@ -32,6 +32,8 @@ ProfiledRun join_profile(const engine::Session& session, std::string source, std
   const int requested = session.params().n_threads;
   run.threads = requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   run.hardware = hardware_profile(hardware_name, run.threads, OpProbe{session.params().backend, session.params().device});
+  // Beside profiled times, each op pays the fixed cost the profiler's timing adds to its launch.
+  run.hardware.op_overhead_us = run.hardware.timed_op_overhead_us();
 
   const auto& records = session.profiler().records();
   // Steps with the same token count and attention span have the same graph and costs.

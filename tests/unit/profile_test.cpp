@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -151,6 +152,31 @@ TEST(ProfileTest, ChromeTraceHasEveryNodeOncePerStep) {
   }
   EXPECT_EQ(steps, 1u + kDecodeSteps);
   EXPECT_EQ(decode_nodes, kDecodeSteps * n_nodes);
+}
+
+// Predictions set beside profiled times add the fixed cost of an op as the profiler times it,
+// where the profile has one, and the plain run's otherwise.
+TEST(ProfileTest, PredictionsBesideTheProfileAddTheProfiledFixedCost) {
+  auto s = profiled_session(engine::DType::F32);
+  cost::HardwareProfile hw = cost::hardware_profile("h100-sxm", 1);
+  hw.op_overhead_us = 2;
+  const auto overheads_of = [&](const std::string& name) {
+    const std::string path = testing::TempDir() + name;
+    {
+      std::ofstream out(path);
+      cost::write_profile(hw, out, "a test");
+    }
+    const cost::ProfiledRun run = cost::join_profile(*s, "synthetic", path);
+    std::filesystem::remove(path);
+    std::set<double> seen;
+    for (const cost::ProfiledStep& step : run.steps)
+      for (const cost::NodePrediction& n : step.analysis->prediction.nodes)
+        if (n.overhead_s > 0) seen.insert(n.overhead_s);
+    return seen;
+  };
+  EXPECT_EQ(overheads_of("plain-overhead.json"), std::set<double>{2e-6});
+  hw.profiled_op_overhead_us = 7;
+  EXPECT_EQ(overheads_of("profiled-overhead.json"), std::set<double>{7e-6});
 }
 
 TEST(ProfileTest, JoinRejectsRecordsClearedWithoutTheSteps) {

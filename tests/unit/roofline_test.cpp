@@ -95,6 +95,8 @@ TEST(Hardware, CpuLocalMeasuresPlausibleRates) {
   EXPECT_GT(p.mem_gb, 0);
   EXPECT_GT(p.op_overhead_us, 0) << "a multiply's dispatch costs something";
   EXPECT_LT(p.op_overhead_us, 1000) << "and not a millisecond";
+  EXPECT_GT(p.profiled_op_overhead_us, 0) << "a timed multiply's dispatch too";
+  EXPECT_LT(p.profiled_op_overhead_us, 1000);
   EXPECT_NE(p.description.find("1 thread"), std::string::npos) << p.description;
 }
 
@@ -417,6 +419,7 @@ TEST(Hardware, WrittenProfileReadsBackWithItsCalibratedRates) {
   p.name = "h100-sxm-calibrated";
   p.calibrated = "2026-11-25 09:00 UTC";
   p.op_overhead_us = 4.5;
+  p.profiled_op_overhead_us = 6.25;
   p.mul_mat_tflops = {{DType::Q4_K, 310.5}, {DType::F16, 640}};
   p.mul_mat_short_tflops = {{DType::Q4_K, 80.5}};
   p.mul_mat_gbs = {{DType::Q4_K, 2800}, {DType::F16, 3010.25}};
@@ -435,6 +438,8 @@ TEST(Hardware, WrittenProfileReadsBackWithItsCalibratedRates) {
   EXPECT_EQ(back.name, p.name);
   EXPECT_EQ(back.calibrated, p.calibrated);
   EXPECT_DOUBLE_EQ(back.op_overhead_us, 4.5);
+  EXPECT_DOUBLE_EQ(back.profiled_op_overhead_us, 6.25);
+  EXPECT_DOUBLE_EQ(back.timed_op_overhead_us(), 6.25);
   EXPECT_EQ(back.mul_mat_tflops, p.mul_mat_tflops);
   EXPECT_EQ(back.mul_mat_short_tflops, p.mul_mat_short_tflops);
   EXPECT_EQ(back.mul_mat_gbs, p.mul_mat_gbs);

@@ -123,14 +123,20 @@ struct Timed {
   double flops = 0, bytes = 0, seconds = 0;
 };
 
+// The seconds of a profiled node that are its work: less the fixed cost of an op as the profiler
+// times it, which the roofline adds back.
+double work_seconds(const cost::HardwareProfile& profile, double profiled_seconds) {
+  return profiled_seconds - profile.timed_op_overhead_us() * 1e-6;
+}
+
 // The products of `type` weights the session timed, summed.
-Timed timed_products(const engine::Session& session, engine::DType type) {
+Timed timed_products(const engine::Session& session, const cost::HardwareProfile& profile, engine::DType type) {
   Timed out;
   visit_timed_layer_nodes(session, [&](const engine::Tensor& n, const cost::Counts& c, double s) {
     if (n.op != engine::Op::MUL_MAT || !n.src[0]->has(engine::kWeight) || n.src[0]->type != type) return;
     out.flops += c.arithmetic();
     out.bytes += c.bytes();
-    out.seconds += s;
+    out.seconds += work_seconds(profile, s);
   });
   if (!(out.flops > 0 && out.seconds > 0))
     throw engine::Error(fmt::format("calibration: no timed {} product", engine::dtype_name(type)));
@@ -161,9 +167,10 @@ std::map<Key, double> median_rates(engine::Session& session, Work work, Score sc
 
 // The median rate of `type` products over `runs` runs of `work`.
 template <typename Work, typename Rate>
-double median_product_rate(engine::Session& session, engine::DType type, Work work, Rate rate, int runs = kRuns) {
+double median_product_rate(engine::Session& session, const cost::HardwareProfile& profile, engine::DType type, Work work,
+                           Rate rate, int runs = kRuns) {
   return median_rates<int>(session, work, [&](const engine::Session& s) {
-    return std::map<int, double>{{0, rate(timed_products(s, type))}};
+    return std::map<int, double>{{0, rate(timed_products(s, profile, type))}};
   }, runs).at(0);
 }
 
@@ -193,7 +200,7 @@ void calibrate_attention_and_ops(cost::HardwareProfile& profile, const BenchOpti
       Timed& t = per_op[n.op];
       t.flops += work_arithmetic(profile, n, c);
       t.bytes += work_bytes(profile, n, c);
-      t.seconds += seconds - profile.op_overhead_us * 1e-6;
+      t.seconds += work_seconds(profile, seconds);
     });
     std::map<engine::Op, double> out;
     for (const auto& [op, t] : per_op) {
@@ -234,7 +241,7 @@ void calibrate_decode_attention(cost::HardwareProfile& profile, const BenchOptio
       visit_timed_layer_nodes(*session, [&](const engine::Tensor& n, const cost::Counts& c, double seconds) {
         if (n.op != engine::Op::MUL_MAT || n.src[0]->has(engine::kWeight)) return;
         t.flops += work_arithmetic(profile, n, c);
-        t.seconds += seconds;
+        t.seconds += work_seconds(profile, seconds);
       });
       if (!(t.flops > 0 && t.seconds > 0)) throw engine::Error("calibration: no timed attention product in a decode step");
       rates.push_back(t.flops / t.seconds / 1e12);
@@ -259,7 +266,7 @@ void calibrate_kernels(cost::HardwareProfile& profile, const BenchOptions& opt) 
       const std::vector<int32_t> tokens = random_tokens(*session, Profile::kLongPrompt);
       const auto tflops = [](const Timed& t) { return t.flops / t.seconds / 1e12; };
       const auto prompt_rate = [&](int64_t n) {
-        return median_product_rate(*session, type, [&] { session->prefill(std::span(tokens).first(static_cast<size_t>(n))); }, tflops);
+        return median_product_rate(*session, profile, type, [&] { session->prefill(std::span(tokens).first(static_cast<size_t>(n))); }, tflops);
       };
       profile.mul_mat_tflops[type] = prompt_rate(Profile::kLongPrompt);
       profile.mul_mat_short_tflops[type] = prompt_rate(Profile::kShortPrompt);
@@ -272,7 +279,7 @@ void calibrate_kernels(cost::HardwareProfile& profile, const BenchOptions& opt) 
     const std::vector<int32_t> tokens = random_tokens(*session, n_tokens);
     const auto gbs = [](const Timed& t) { return t.bytes / t.seconds / 1e9; };
     profile.mul_mat_gbs[type] = median_product_rate(
-        *session, type,
+        *session, profile, type,
         [&] {
           session->prefill(std::span(tokens).first(1));
           for (int64_t i = 1; i <= steps; ++i) session->decode(tokens[static_cast<size_t>(i)]);
@@ -281,6 +288,6 @@ void calibrate_kernels(cost::HardwareProfile& profile, const BenchOptions& opt) 
     // Prompts of every column count below the short prompt's, on the same weights.
     for (int64_t n = 2; n < cost::HardwareProfile::kShortPrompt; ++n)
       profile.mul_mat_columns_gbs[type][n] =
-          median_product_rate(*session, type, [&] { session->prefill(std::span(tokens).first(static_cast<size_t>(n))); }, gbs, kColumnRuns);
+          median_product_rate(*session, profile, type, [&] { session->prefill(std::span(tokens).first(static_cast<size_t>(n))); }, gbs, kColumnRuns);
   }
 }

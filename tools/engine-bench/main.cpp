@@ -84,8 +84,11 @@ cost::HardwareProfile calibrate(const BenchOptions& opt, const std::string& path
   const std::string when = fmt::format("{:%Y-%m-%d %H:%M} UTC", fmt::gmtime(std::time(nullptr)));
   // A datasheet profile has no fixed cost of an op: the backend's own launches give it.
   if (p.name != "cpu-local") {
-    p.op_overhead_us = cost::measure_op_overhead_us(opt.threads, cost::OpProbe{opt.backend, opt.device});
-    p.description += fmt::format(", {:.1f} us an op of the {} backend (measured)", p.op_overhead_us, opt.backend);
+    const cost::OpOverhead overhead = cost::measure_op_overhead(opt.threads, cost::OpProbe{opt.backend, opt.device});
+    p.op_overhead_us = overhead.us;
+    p.profiled_op_overhead_us = overhead.profiled_us;
+    p.description += fmt::format(", {:.1f} us an op of the {} backend (measured; {:.1f} us profiled)", p.op_overhead_us,
+                                 opt.backend, p.profiled_op_overhead_us);
   }
   calibrate_kernels(p, opt);
   p.name += "-calibrated";

@@ -32,6 +32,10 @@ struct HardwareProfile {
   // What each op the backend runs costs besides its bytes and arithmetic: a kernel launch or
   // dispatch, a thread pool's fork and join. Microseconds; 0 where none is known.
   double op_overhead_us = 0;
+  // The same cost as the profiler times an op: a GPU's timing events slow its launches, so a
+  // timed op pays more than one in a plain run. Calibration takes it out of profiled times, and
+  // predictions set beside a profiled run add it (join_profile). 0: op_overhead_us stands for it.
+  double profiled_op_overhead_us = 0;
   // The rates the backend's products of weights reach, per weight dtype (engine-bench
   // --calibrate): TFLOP/s over a kLongPrompt-token prompt and over a kShortPrompt-token one, and
   // GB/s a token at a time (weights beyond the last-level cache). A weight product of a dtype
@@ -66,6 +70,8 @@ struct HardwareProfile {
   std::vector<std::string> device_names;  // the names drivers report for it ("NVIDIA H100 80GB HBM3")
 
   double peak_tflops(ComputeClass c) const;
+  // The fixed cost of an op as the profiler times it: profiled_op_overhead_us, else op_overhead_us.
+  double timed_op_overhead_us() const { return profiled_op_overhead_us > 0 ? profiled_op_overhead_us : op_overhead_us; }
 };
 
 // The datasheet profiles, in name order; parsed once, on first use.
@@ -110,7 +116,11 @@ std::optional<double> measure_read_bandwidth_gbs(int threads);
 
 // The fixed cost of an op on the probe's backend, in microseconds: a chain of tiny multiplies,
 // each its own node, computed whole through the Backend API; the best of a few passes, per node.
-double measure_op_overhead_us(int threads, const OpProbe& probe);
+// `us` as a plain run takes it, `profiled_us` as the profiler times each op of a profiled run.
+struct OpOverhead {
+  double us = 0, profiled_us = 0;
+};
+OpOverhead measure_op_overhead(int threads, const OpProbe& probe);
 
 // Writes `p` as a profile file (cost/hardware's layout), every figure's source `source`.
 void write_profile(const HardwareProfile& p, std::ostream& out, std::string_view source);
