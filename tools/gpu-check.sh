@@ -21,7 +21,7 @@
 #   ENGINE_SHARED_DIR  the shared models and references (default ../shared, else build-gpu/pack/shared)
 #   LLAMA_CPP          a llama.cpp source tree: built with CUDA beside the project and benchmarked
 #                      on the same files, interleaved with the engine
-#   GPU_CHECK_MODELS   where the 8B-shaped files are written (default build-gpu/models)
+#   GPU_CHECK_MODELS   where the synthesized models are written (default build-gpu/models)
 #   GPU_CHECK_BACKENDS the backends to test (default: cuda and vulkan where they have a GPU device)
 #   LLAMA_QUANTIZE     a llama-quantize binary for the 1B Q4_K_M file (default: LLAMA_CPP's; with
 #                      neither, the calibration table takes an all-Q4_K file in its place)
@@ -126,7 +126,7 @@ for b in "${backends[@]}"; do
   done
   # the architectures' synthesized models (Qwen, Gemma 3, Phi-3, mixtures of experts), written again from their flags
   for ref in tests/data/reference/*.jsonl; do
-    check "replay-$b-$(basename "$ref" .jsonl)" bash tests/e2e/replay_synth.sh "$gguf" "$run" "$ref" "$b" "$out/synth-models"
+    check "replay-$b-$(basename "$ref" .jsonl)" bash tests/e2e/replay_synth.sh "$gguf" "$run" "$ref" "$b" "$models/synth"
   done
   memory_models=()
   for m in "$shared"/models/stories260K.gguf "$shared"/models/synth-llama-*.gguf "$shared"/models/synth-gpt2-*.gguf; do
@@ -190,7 +190,7 @@ for b in "${gpus[@]}"; do
     check "profile-$b-$(basename "$file" .gguf)" "$run" -m "$file" --backend "$b" -p "$prompt" -n 64 --temp 0 --profile --hw "$out/cal-$b.json"
   done
   # The first prompt without the warm-up, beside the runs above: what a session's first step pays
-  # (layer 0 of a cold CUDA prompt ran 1.39-1.51 of its prediction on an H100, the others 1.02-1.15)
+  # (on an H100, layer 0 of a cold CUDA prompt read 1.51 of its prediction, 1.01 after the warm-up)
   check "profile-$b-$(basename "${cal_files[0]}" .gguf)-no-warmup" \
     "$run" -m "${cal_files[0]}" --backend "$b" -p "$prompt" -n 64 --temp 0 --profile --hw "$out/cal-$b.json" --no-warmup
 done
