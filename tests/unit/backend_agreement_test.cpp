@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/arch.h"
 #include "backend_param.h"
+#include "engine/arch.h"
 #include "engine/error.h"
 #include "test_models.h"
 
