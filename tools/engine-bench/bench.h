@@ -31,6 +31,7 @@ struct BenchOptions {
   std::vector<int64_t> sweep_pp;
   std::vector<int64_t> sweep_tg;
   std::string report_html;  // also write the HTML report here when not empty
+  std::vector<engine::DType> calibrate_types;  // the weight dtypes --calibrate times (calibration_types)
   bool sweeping() const { return !sweep_pp.empty() || !sweep_tg.empty(); }
 };
 
@@ -94,12 +95,17 @@ bool reset_peak_rss();
 
 // Sets profile.mul_mat_tflops, mul_mat_short_tflops, mul_mat_gbs and mul_mat_columns_gbs: the
 // arithmetic rates opt's backend and device reach in a long and a short prompt's matrix products
-// and the bandwidth in a decode step's and in a 2- to 15-token prompt's, for every weight dtype;
+// and the bandwidth in a decode step's and in a 2- to 15-token prompt's, for each of
+// opt.calibrate_types;
 // attention_tflops, attention_decode_tflops and attention_decode_deep_tflops, its attention
 // products' rate over a long prompt and in decode steps after one and after a deep context; and
 // op_gbs, its other ops' bandwidth over the long prompt (calibrate.cpp).
 // Throws engine::Error where one cannot be timed.
 void calibrate_kernels(cost::HardwareProfile& profile, const BenchOptions& opt);
+
+// The weight dtypes named (dtype_name's spelling), or every one the engine reads where `names` is
+// empty. Throws engine::Error naming one that is no weight dtype.
+std::vector<engine::DType> calibration_types(const std::vector<std::string>& names);
 
 // Runs `test` opt.reps times after one warm-up on a session of the model. Throws
 // engine::Error when the session's context cannot hold the test.

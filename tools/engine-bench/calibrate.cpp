@@ -11,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "bench.h"
@@ -255,10 +256,25 @@ void calibrate_decode_attention(cost::HardwareProfile& profile, const BenchOptio
 
 }  // namespace
 
+std::vector<engine::DType> calibration_types(const std::vector<std::string>& names) {
+  if (names.empty()) return {std::begin(kWeightTypes), std::end(kWeightTypes)};
+  std::vector<engine::DType> types;
+  for (const std::string& name : names) {
+    const std::optional<engine::DType> type = engine::dtype_from_name(name);
+    if (!type || std::find(std::begin(kWeightTypes), std::end(kWeightTypes), *type) == std::end(kWeightTypes)) {
+      std::string known;
+      for (engine::DType t : kWeightTypes) known += (known.empty() ? "" : ", ") + std::string(engine::dtype_name(t));
+      throw engine::Error(fmt::format("--calibrate-dtypes: '{}' is not a weight dtype ({})", name, known));
+    }
+    if (std::find(types.begin(), types.end(), *type) == types.end()) types.push_back(*type);
+  }
+  return types;
+}
+
 void calibrate_kernels(cost::HardwareProfile& profile, const BenchOptions& opt) {
   calibrate_attention_and_ops(profile, opt);
   calibrate_decode_attention(profile, opt);
-  for (engine::DType type : kWeightTypes) {
+  for (engine::DType type : opt.calibrate_types) {
     {
       // Prompts of the lengths the profile's rates are for, each one step.
       using Profile = cost::HardwareProfile;

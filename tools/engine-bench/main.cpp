@@ -1,6 +1,7 @@
 // engine-bench: prompt-processing and generation throughput of GGUF models, as llama-bench.
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -94,6 +95,11 @@ cost::HardwareProfile calibrate(const BenchOptions& opt, const std::string& path
   p.name += "-calibrated";
   p.calibrated = when;
   p.description += fmt::format("; calibrated {} for {} device {} ({})", when, opt.backend, opt.device, device.name);
+  if (opt.calibrate_types != calibration_types({})) {
+    std::vector<std::string> names;
+    for (engine::DType t : opt.calibrate_types) names.emplace_back(engine::dtype_name(t));
+    p.description += fmt::format(", products of {} weights only", fmt::join(names, ", "));
+  }
   std::ofstream out(path);
   cost::write_profile(p, out, "engine-bench --calibrate, " + when);
   out.close();
@@ -202,6 +208,12 @@ int main(int argc, char** argv) {
                      "measure the device's hardware profile (bandwidth, compute, an op's fixed cost on this backend), "
                      "write it to this .json file for engine-cost --hw FILE, then run the benchmarks of any -m, predicted with it")
           ->check(tool_cli::writable_file);
+  std::vector<std::string> calibrate_types;
+  app.add_option("--calibrate-dtypes", calibrate_types,
+                 "the weight dtypes --calibrate times (comma-separated, e.g. the -m models' own; default: every one "
+                 "the engine reads)")
+      ->delimiter(',')
+      ->needs(calibrate_opt);
   app.add_option("--hw", hardware,
                  "hardware profile the predictions use (engine-cost --hw list, or a --calibrate file; default: the device's)")
       ->check(tool_cli::checked_by(cost::check_hardware_name, "PROFILE"))
@@ -226,6 +238,7 @@ int main(int argc, char** argv) {
   if (opt.threads == 0) opt.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   spdlog::set_level(spdlog::level::warn);
   try {
+    opt.calibrate_types = calibration_types(calibrate_types);
     if (tune) print_decode_forms(engine::cpu_decode_forms(true));
     std::optional<cost::HardwareProfile> profile;
     if (!calibrate_path.empty()) profile = calibrate(opt, calibrate_path);
