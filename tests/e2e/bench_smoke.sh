@@ -122,6 +122,18 @@ when = json.load(open(sys.argv[2]))["calibrated"]
 assert rows and all(r["hardware"] == "cpu-local-calibrated" and r["calibrated"] == when for r in rows), rows[0]
 print("ok   the CSV view names the calibrated profile and its date,", when)
 PY
+# --calibrate-dtypes times only the products named; the rest of the profile is as full.
+timeout 240 "$bench" --calibrate "$dir/cal-q4_0.json" --calibrate-dtypes q4_0 -t 2 > /dev/null \
+  || fail "--calibrate --calibrate-dtypes q4_0 exited $?"
+python3 - "$dir/cal-q4_0.json" <<'PY' || fail "profile of q4_0 products only"
+import json, sys
+p = json.load(open(sys.argv[1]))
+for key in ("mul_mat_tflops", "mul_mat_short_tflops", "mul_mat_gbs", "mul_mat_columns_gbs"):
+    assert list(p[key]) == ["q4_0"], (key, p[key])
+assert p["description"].endswith("products of q4_0 weights only"), p["description"]
+assert p["attention_tflops"]["f16"]["value"] > 0 and {"RMS_NORM", "ROPE", "MUL"} <= set(p["op_gbs"]), p
+print("ok   --calibrate-dtypes q4_0 times the q4_0 products only")
+PY
 # A profile written earlier predicts later benchmarks: --hw FILE.
 timeout 120 "$bench" -m "$dir/m.gguf" -p 16 -n 4 -r 1 -t 2 -o csv --hw "$dir/cal.json" > "$dir/hw.csv" \
   || fail "engine-bench --hw FILE exited $?"
@@ -165,6 +177,8 @@ expect_error "sweep tg below 0" "sweep-tg: -1 is outside 0 to" -m "$dir/m.gguf" 
 expect_error "gen not a number" "n-gen: 'abc' is not a whole number" -m "$dir/m.gguf" -n abc
 expect_error "calibrate to non-json" "calibrate: '$dir/cal.txt' must end in .json" --calibrate "$dir/cal.txt"
 expect_error "unknown profile" "unknown hardware profile 'tpu-v9'" -m "$dir/m.gguf" --hw tpu-v9
+expect_error "calibrate a non-weight dtype" "calibrate-dtypes: 'i32' is not a weight dtype" --calibrate "$dir/c.json" --calibrate-dtypes f16,i32
+expect_error "dtypes without calibrate" "calibrate-dtypes requires --calibrate" -m "$dir/m.gguf" --calibrate-dtypes f16
 expect_error "calibrate and --hw" "calibrate excludes --hw" -m "$dir/m.gguf" --hw h100-sxm --calibrate "$dir/c.json"
 echo "$failures failures"
 [[ $failures -eq 0 ]]
