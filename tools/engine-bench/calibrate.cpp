@@ -264,7 +264,7 @@ std::vector<engine::DType> calibration_types(const std::vector<std::string>& nam
     if (!type || std::find(std::begin(kWeightTypes), std::end(kWeightTypes), *type) == std::end(kWeightTypes)) {
       std::string known;
       for (engine::DType t : kWeightTypes) known += (known.empty() ? "" : ", ") + std::string(engine::dtype_name(t));
-      throw engine::Error(fmt::format("--calibrate-dtypes: '{}' is not a weight dtype ({})", name, known));
+      throw engine::Error(fmt::format("'{}' is not a weight dtype ({})", name, known));
     }
     if (std::find(types.begin(), types.end(), *type) == types.end()) types.push_back(*type);
   }

@@ -213,6 +213,7 @@ int main(int argc, char** argv) {
                  "the weight dtypes --calibrate times (comma-separated, e.g. the -m models' own; default: every one "
                  "the engine reads)")
       ->delimiter(',')
+      ->check(tool_cli::checked_by([](const std::string& name) { calibration_types({name}); }, "DTYPE"))
       ->needs(calibrate_opt);
   app.add_option("--hw", hardware,
                  "hardware profile the predictions use (engine-cost --hw list, or a --calibrate file; default: the device's)")
