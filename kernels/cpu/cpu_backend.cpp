@@ -161,6 +161,8 @@ void CpuBackend::run_node(Tensor* node) {
   params.weight_packed = is_mat_mul(node->op) && is_packed(node->src[0]);
   barrier_.reset(nth);
   params.barrier = &barrier_;
+  claims_.reset(nth);
+  params.claims = &claims_;
   const KernelFn kernel = kernel_for(node->op);
   pool_.run(nth, [&](int ith) {
     ComputeParams mine = params;

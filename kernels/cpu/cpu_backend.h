@@ -59,6 +59,7 @@ class CpuBackend final : public Backend {
 
   ThreadPool pool_;
   Barrier barrier_;
+  RowClaims claims_;
   HostBuffer buffer_;
   HostBuffer scratch_;  // scratch_bytes of each graph allocated (scratch.h); compute never grows it
   const Graph* allocated_ = nullptr;  // the graph last allocated: the one compute may run

@@ -5,6 +5,7 @@
 // ComputeParams::wdata, shared by all threads, each thread using its own slice of it.
 #include <cstddef>
 
+#include "cpu/row_split.h"
 #include "cpu/vec_dot.h"
 #include "cpu/work_memory.h"
 #include "engine/tensor.h"
@@ -20,6 +21,7 @@ struct ComputeParams {
   size_t wsize = 0;
   Barrier* barrier = nullptr; // waits until all nth threads arrive
   bool weight_packed = false; // MUL_MAT: src0 is a weight the backend holds regrouped (repack.h)
+  RowClaims* claims = nullptr; // one-column MUL_MAT: rows taken piece by piece; none: an even share
 };
 
 void barrier_wait(const ComputeParams& p);

@@ -179,8 +179,8 @@ MulMatWork mul_mat_work(const Tensor* dst, int nth, bool weight_packed) {
   return {act_region_bytes(a, b) * static_cast<size_t>(one_column(b) ? nth : 1), std::max(gather, tiles), split};
 }
 
-// A one_column product on thread p.ith: its own copy of the converted column, then its even,
-// contiguous share of the rows (in whole kRowBlock groups), one tile.
+// A one_column product on thread p.ith: its own copy of the converted column, then rows in whole
+// kRowBlock groups: its range and others' tails as p.claims hands them out, else its even share.
 void mul_mat_one_column(const ComputeParams& p, const Tensor* dst, const MulMatWork& work) {
   const Tensor* a = dst->src[0];
   const Tensor* b = dst->src[1];
@@ -190,10 +190,14 @@ void mul_mat_one_column(const ComputeParams& p, const Tensor* dst, const MulMatW
   const OutputSplit& split = work.split;
   const MulMatBatch batch{bytes(a->data), acts, row_bytes(vec_dot_type(a->type), a->ne[0]), static_cast<char*>(dst->data),
                           dst->nb[0], dst->nb[1], p.weight_packed, mine, work.slice};
-  const int64_t ne01 = a->ne[1], row0 = std::min(ne01, p.ith * split.chunk_rows);
-  const int64_t rows = std::min(ne01, row0 + split.chunk_rows) - row0;
-  if (rows > 0)
-    for_item_tiles(dst, split, row0, rows, [&](const TilePlace& t) { dot_tile(a->type, t.order, tile_at(dst, batch, 0, t)); });
+  const int64_t ne01 = a->ne[1], groups = (ne01 + kRowBlock - 1) / kRowBlock;
+  const auto run = [&](WorkRange g) {
+    const int64_t row0 = g.begin * kRowBlock, rows = std::min(ne01, g.end * kRowBlock) - row0;
+    if (rows > 0)
+      for_item_tiles(dst, split, row0, rows, [&](const TilePlace& t) { dot_tile(a->type, t.order, tile_at(dst, batch, 0, t)); });
+  };
+  if (!p.claims) return run(split_work(groups, p.ith, p.nth));
+  while (const std::optional<WorkRange> piece = p.claims->next(p.ith, groups)) run(*piece);
 }
 
 }  // namespace

@@ -72,18 +72,21 @@ std::vector<float> activation_row(DType weight, const Tensor* b, int64_t i11, in
 }
 
 // Threads run one after another here, with no barrier between the phases: the first pass
-// converts every activation row, the second computes each thread's outputs from them.
-void run_mul_mat(Tensor* dst, int nth = 1, bool weight_packed = false) {
+// converts every activation row, the second computes each thread's outputs from them. With
+// claims, the last thread runs first and takes over the others' rows of a one-column product.
+void run_mul_mat(Tensor* dst, int nth = 1, bool weight_packed = false, cpu::RowClaims* claims = nullptr) {
   cpu::HostBuffer work;
   work.reserve(cpu::mul_mat_work_size(dst, nth, weight_packed));
+  if (claims) claims->reset(nth);
   for (int pass = 0; pass < (nth > 1 ? 2 : 1); ++pass)
-    for (int ith = 0; ith < nth; ++ith) {
+    for (int i = 0; i < nth; ++i) {
       cpu::ComputeParams p;
-      p.ith = ith;
+      p.ith = claims ? nth - 1 - i : i;
       p.nth = nth;
       p.wdata = work.data();
       p.wsize = work.size();
       p.weight_packed = weight_packed;
+      p.claims = claims;
       cpu::mul_mat(p, dst);
     }
 }
@@ -207,6 +210,26 @@ TEST(MulMat, ThreadSplitCoversEveryOutput) {
   fill_random(x, 12);
   run_mul_mat(y, 3);
   expect_mul_mat_correct(y);
+}
+
+// A one-column product's rows, handed out by claims, give the bits of each thread's even share.
+TEST(MulMat, ClaimedRowsOfOneColumnGiveTheBitsOfAnEvenSplit) {
+  for (const DType type : {DType::Q4_0, DType::Q4_K, DType::F16}) {
+    Graph g;
+    Storage s;
+    Tensor* w = g.new_tensor_2d(type, 512, 200, "w");
+    Tensor* x = g.new_tensor_2d(DType::F32, 512, 1, "x");
+    Tensor* even = g.mul_mat(w, x);
+    Tensor* claimed = g.mul_mat(w, x);
+    s.bind(w), s.bind(x), s.bind(even), s.bind(claimed);
+    fill_random(w, 21);
+    fill_random(x, 22);
+    run_mul_mat(even, 3);
+    cpu::RowClaims claims;
+    run_mul_mat(claimed, 3, false, &claims);
+    EXPECT_EQ(std::memcmp(even->data, claimed->data, even->nbytes()), 0) << dtype_name(type);
+    expect_mul_mat_correct(claimed);
+  }
 }
 
 // Decode attention: one column per query head, `heads` query heads on each K / V head. They
