@@ -138,8 +138,9 @@ OutputSplit output_split(const Tensor* dst, int nth) {
   const Tensor* a = dst->src[0];
   const Tensor* b = dst->src[1];
   const int64_t ne01 = a->ne[1], ne11 = b->ne[1];
-  // One activation column (decode): each thread takes one even, contiguous run of rows, so its
-  // kernels see long row ranges to stream and prefetch; otherwise row chunks are reused per column.
+  // One activation column (decode): a thread's even, contiguous range of rows, the most any piece
+  // it claims holds (mul_mat_one_column), so the tiles' work is sized for it; otherwise row chunks
+  // are reused per column.
   const int64_t chunk_rows = one_column(b)
                                  ? std::max(kRowBlock, ((ne01 + nth - 1) / nth + kRowBlock - 1) / kRowBlock * kRowBlock)
                                  : kRowChunk;
