@@ -208,6 +208,9 @@ inline VR vr_half_high(VI v) {
 // Eight-lane groups: each register holds the eight lanes of kRowLanes / 8 = 1 row.
 inline VI vi_join(const __m256i* rows) { return rows[0]; }
 inline VI vi_repeat(__m256i v) { return v; }
+// 32 bytes (eight dwords) into the low lanes, and dword j (< 8) of such a register in every lane.
+inline VI vi_dwords32(const int8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+inline VI vi_dword(VI v, int j) { return _mm256_permutevar8x32_epi32(v, _mm256_set1_epi32(j)); }
 inline VI vi_dot_u8v(VI acc, VI x, VI y) {
   return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1)));
 }

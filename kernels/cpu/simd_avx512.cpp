@@ -203,6 +203,9 @@ inline VR vr_half_high(VI v) { return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm5
 // Eight-lane groups: each register holds the eight lanes of kRowLanes / 8 = 2 rows.
 inline VI vi_join(const __m256i* rows) { return _mm512_inserti64x4(_mm512_castsi256_si512(rows[0]), rows[1], 1); }
 inline VI vi_repeat(__m256i v) { return _mm512_broadcast_i64x4(v); }
+// 32 bytes (eight dwords) into the low lanes, and dword j (< 8) of such a register in every lane.
+inline VI vi_dwords32(const int8_t* p) { return _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+inline VI vi_dword(VI v, int j) { return _mm512_permutexvar_epi32(_mm512_set1_epi32(j), v); }
 inline VI vi_dot_u8v(VI acc, VI x, VI y) { return _mm512_dpbusd_epi32(acc, x, y); }
 // Signed x times signed y as (x + 128) * y - 128 * y: vi_dot_s8v(vi_signed_offset(y),
 // vi_signed_levels(x), y), the two preparations shared by every row / column.

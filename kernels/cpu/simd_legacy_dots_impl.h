@@ -559,6 +559,36 @@ void q4_0_serial_block(const DotTile& t, const Q4_0Rows* prepared, const Q4_0Act
   for (int c = 0; c < CB; ++c) store_row_lanes(t, r0, c0 + c, acc[c]);
 }
 
+// One column on the packed layout (a decode product): every row group of the tile in one loop,
+// nothing recomputed per group and no layout test per block. The activation block's levels are
+// loaded once and spread dword by dword with permutes, not broadcast from memory eight times a
+// block; the low and high nibbles run as two chains of four dots. With four fewer loads a block
+// than the rows' general loop (q4_0_serial_block) and the scales read last, it streams a weight
+// beyond the cache 8-13 % faster on two threads (docs/benchmarks.md).
+inline void q4_0_packed_column(const DotTile& t, const Q4_0Act* act) {
+  const int64_t nb = t.n / kQK;
+  const BlockQ8_0* a = reinterpret_cast<const BlockQ8_0*>(t.a);
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) {
+    const int64_t lane0 = r0 % kPackRows;
+    VR acc = vr_zero();
+    for (int64_t i = 0; i < nb; ++i) {
+      const char* blk = packed_block(t, r0, i, sizeof(BlockQ4_0));
+      prefetch_stream(blk, kPackRows * sizeof(BlockQ4_0));
+      const VI levels = vi_dwords32(a[i].qs);
+      VI lo = vi_set1(act[i].offset), hi = vi_set1(0);
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        const VI quad = vi_load(blk + kPackRows * 2 + (j * kPackRows + lane0) * 4);
+        lo = vi_dot_u8v(lo, vi_low_nibbles(quad), vi_dword(levels, j));
+        hi = vi_dot_u8v(hi, vi_high_nibbles(quad), vi_dword(levels, 4 + j));
+      }
+      const VR d = vr_load_f16(reinterpret_cast<const uint16_t*>(blk) + lane0);
+      acc = vr_fma(vr_from_i32(vi_add(lo, hi)), vr_mul(d, vr_set1(act[i].d)), acc);
+    }
+    store_row_lanes(t, r0, 0, acc);
+  }
+}
+
 // Work memory: the activation table, then with several columns the prepared row blocks.
 size_t q4_0_serial_work_size(const DotTile& t) {
   return act_table_bytes<Q4_0Act>(t) + (t.cols == 1 ? 0 : prepared_bytes<Q4_0Rows>(t.n / kQK, 1));
@@ -573,6 +603,7 @@ void q4_0_serial(const DotTile& t) {
     return Q4_0Act{-8 * sum, half(a.d)};
   });
   if (t.cols == 1) {
+    if (t.packed) return q4_0_packed_column(t, acts);
     for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) q4_0_serial_block<1, false>(t, nullptr, acts, r0, 0);
     return;
   }
