@@ -8,9 +8,18 @@
 // tiles with float activations where the CPU has them (mul_mat_amx.h).
 // `attention_qk` is one head's q.k of a 512-token prompt: 512 F16 keys of 64 elements times 512
 // queries (the short-dot kernel).
+// `mul_mat_decode_stream` runs decode's products on every hardware thread over a 576 MiB weight,
+// beside the memory read the roofline takes (probe_GB/s): how close each dtype's kernel streams
+// to memory's speed, with no other op of a decode step in between.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -20,6 +29,8 @@
 #include "cpu/repack.h"
 #include "cpu/vec_dot.h"
 #include "cpu/vec_math.h"
+#include "cost/hardware.h"
+#include "engine/host_memory.h"
 #include "engine/graph.h"
 #include "engine/quants.h"
 #include "random_floats.h"
@@ -122,6 +133,61 @@ void mul_mat_amx_prefill(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(kK) * kRows * kPromptTokens * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// A weight of about kStreamBytes (copies of matrix()'s rows), packed where the dtype has a packed
+// layout, as the CPU backend holds it: beyond every cache, as decode streams its weights. One is
+// held at a time.
+constexpr size_t kStreamBytes = size_t{576} << 20;
+
+struct StreamWeight {
+  DType type;
+  bool packed;
+  int64_t rows;
+  engine::HostMemory w;
+};
+
+const StreamWeight& stream_weight(DType type) {
+  static std::mutex mutex;
+  static std::unique_ptr<StreamWeight> held;
+  const std::lock_guard lock(mutex);
+  if (held && held->type == type) return *held;
+  held.reset();
+  const bool packed = engine::cpu::has_packed_layout(type);
+  const Matrix& m = matrix(type, kK, kRows, 1, packed);
+  const size_t copies = std::max<size_t>(1, kStreamBytes / m.w.size());
+  held = std::make_unique<StreamWeight>(StreamWeight{type, packed, kRows * static_cast<int64_t>(copies), engine::HostMemory(m.w.size() * copies)});
+  for (size_t c = 0; c < copies; ++c) std::memcpy(held->w.data() + c * m.w.size(), m.w.data(), m.w.size());
+  return *held;
+}
+
+// Decode's one-column products on state.threads() threads, each streaming its share of
+// stream_weight's rows (whole packed groups) from memory, as a decode product splits them.
+// probe_GB/s: the read the roofline divides by (cost::measure_read_bandwidth_gbs) on as many
+// threads, taken once per thread count after the first such benchmark.
+void mul_mat_decode_stream(benchmark::State& state, DType type) {
+  const StreamWeight& s = stream_weight(type);
+  const Matrix& m = matrix(type, kK, kRows, 1, s.packed);
+  const int64_t groups = s.rows / engine::cpu::kPackRows;
+  const int64_t begin = groups * state.thread_index() / state.threads() * engine::cpu::kPackRows;
+  const int64_t end = groups * (state.thread_index() + 1) / state.threads() * engine::cpu::kPackRows;
+  std::vector<float> out(static_cast<size_t>(end - begin));
+  engine::cpu::DotTile tile{kK, reinterpret_cast<const char*>(s.w.data()) + begin * static_cast<int64_t>(m.w_row), m.w_row, end - begin,
+                            reinterpret_cast<const char*>(m.a.data()), m.a_row, 1, reinterpret_cast<char*>(out.data()), sizeof(float),
+                            sizeof(float) * out.size(), s.packed};
+  const engine::cpu::HostBuffer work = work_for(type, DotOrder::kRow, tile);
+  for (auto _ : state) {
+    engine::cpu::dot_tile(type, DotOrder::kRow, tile);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["weight_GB/s"] =
+      benchmark::Counter(static_cast<double>(end - begin) * static_cast<double>(m.w_row) * 1e-9,
+                         benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kAvgThreads);
+  if (state.thread_index() == 0) {
+    static std::map<int, double> probes;
+    if (!probes.count(state.threads())) probes[state.threads()] = cost::measure_read_bandwidth_gbs(state.threads()).value_or(0);
+    state.counters["probe_GB/s"] = probes[state.threads()];
+  }
+}
+
 void attention_qk(benchmark::State& state, bool simd) {
   mul_mat_rows(state, DType::F16, kHeadDim, kPromptTokens, kPromptTokens, kPromptTokens, simd, false);
 }
@@ -188,6 +254,11 @@ int register_all() {
         ->Iterations(1);
   }
   benchmark::RegisterBenchmark("mul_mat_prefill/q8_0/amx", mul_mat_amx_prefill)->Unit(benchmark::kMillisecond);
+  for (DType t : {DType::F16, DType::Q8_0, DType::Q6_K, DType::Q5_K, DType::Q4_K, DType::Q4_1, DType::Q4_0})
+    benchmark::RegisterBenchmark(("mul_mat_decode_stream/" + std::string(engine::dtype_name(t))).c_str(), mul_mat_decode_stream, t)
+        ->Threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())))
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
   for (DType t : {DType::Q8_0, DType::Q4_1, DType::Q4_K})
     for (bool simd : {true, false})
       benchmark::RegisterBenchmark(
