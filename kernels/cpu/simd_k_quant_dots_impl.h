@@ -394,7 +394,7 @@ void q4_K_packed_column(const DotTile& t) {
           const VI quad = vi_load(group + ((4 + 8 * m + j) * kPackRows + lane0) * 4);
           s_lo[j & 1] = vi_dot_u8v(s_lo[j & 1], vi_low_nibbles(quad), vi_dword(levels_lo, j));
           s_hi[j & 1] = vi_dot_u8v(s_hi[j & 1], Native ? vi_high_nibbles_x16(quad) : vi_high_nibbles(quad), vi_dword(levels_hi, j));
-          prefetch_stream(quarter + 64 * j, 64);  // after the line's products: 3-6 % faster than before them
+          prefetch_stream(quarter + 64 * j, 64);  // after the line's products: 2-6 % faster than before them
         }
         const VI hi = Native ? vi_shift_right(vi_add(s_hi[0], s_hi[1]), 4) : vi_add(s_hi[0], s_hi[1]);
         sum = vi_add(sum, vi_add(vi_mul(vi_add(s_lo[0], s_lo[1]), q4_K_scale(h, 2 * m)), vi_mul(hi, q4_K_scale(h, 2 * m + 1))));
