@@ -366,9 +366,10 @@ void q4_K_serial_block(const DotTile& t, const Q4KSuper* prepared, const float* 
 // One column on the packed layout (a decode product), in q4_K_serial_block's GEMV order: every
 // row group of the tile in one loop. Each chunk's scales and mins are cut from the header where
 // the chunk uses them (made all at once they spill to the stack), and the activation's level
-// dwords are spread from two registers by permutes instead of sixteen broadcast loads. (The stream is requested a line per dword step: two threads read 4 % more
-// than with a chunk's nine lines at once.) Q4_K_M decode on two threads: 1-4 % more tokens a
-// second than with q4_K_serial_block (docs/benchmarks.md).
+// dwords are spread from two registers by permutes instead of sixteen broadcast loads. The
+// stream is requested a line per dword step (two threads read 4 % more than with a chunk's nine
+// lines at once). Q4_K_M decode on two threads: 1-4 % more tokens a second than with
+// q4_K_serial_block (docs/benchmarks.md).
 template <bool Native>
 void q4_K_packed_column(const DotTile& t) {
   constexpr size_t kBlock = sizeof(engine::quant::BlockQ4_K), kQuarter = kPackRows * kBlock / 4;
