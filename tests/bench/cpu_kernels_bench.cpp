@@ -19,10 +19,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <vector>
 
+#include "cpu/cpu_device.h"
 #include "cpu/cpu_features.h"
 #include "cpu/host_buffer.h"
 #include "cpu/kernels.h"
@@ -256,7 +256,7 @@ int register_all() {
   benchmark::RegisterBenchmark("mul_mat_prefill/q8_0/amx", mul_mat_amx_prefill)->Unit(benchmark::kMillisecond);
   for (DType t : {DType::F16, DType::Q8_0, DType::Q6_K, DType::Q5_K, DType::Q4_K, DType::Q4_1, DType::Q4_0})
     benchmark::RegisterBenchmark(("mul_mat_decode_stream/" + std::string(engine::dtype_name(t))).c_str(), mul_mat_decode_stream, t)
-        ->Threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())))
+        ->Threads(engine::cpu::cpu_thread_count(0))
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
   for (DType t : {DType::Q8_0, DType::Q4_1, DType::Q4_K})
