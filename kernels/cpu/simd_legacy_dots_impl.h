@@ -564,7 +564,8 @@ void q4_0_serial_block(const DotTile& t, const Q4_0Rows* prepared, const Q4_0Act
 // loaded once and spread dword by dword with permutes, not broadcast from memory eight times a
 // block; the low and high nibbles run as two chains of four dots. With four fewer loads a block
 // than the rows' general loop (q4_0_serial_block) and the scales read last, it streams a weight
-// beyond the cache 8-13 % faster on two threads (docs/benchmarks.md).
+// beyond the cache 8-13 % faster on two threads (docs/benchmarks.md). The levels are loaded here,
+// not through q4_0_packed_block: taking a whole block's registers first measured slower.
 inline void q4_0_packed_column(const DotTile& t, const Q4_0Act* act) {
   const int64_t nb = t.n / kQK;
   const BlockQ8_0* a = reinterpret_cast<const BlockQ8_0*>(t.a);
