@@ -254,6 +254,7 @@ inline float float_row_tail(int64_t n, int64_t i, const float* w, const float* a
   return sum;
 }
 inline float float_row_tail(int64_t n, int64_t i, const uint16_t* w, const float* a, float vector_sum) {
+  if (i == n) return vector_sum;  // no leftovers: the sum's round trip through double is exact
   double sum = vector_sum;
   for (; i < n; ++i) sum += static_cast<double>(fp16_to_fp32(w[i]) * a[i]);
   return static_cast<float>(sum);
