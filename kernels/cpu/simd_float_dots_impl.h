@@ -236,11 +236,11 @@ int64_t float_row_folded(int64_t n, const TW* w, const float* const (&a)[CB], bo
   }
   if (padded && i < n) {
     for (int j = 0; j < 4; ++j) {
-      // A vector wholly past the row is zeros without a load: a masked load still fetches its
-      // line, which past a short row (decode's V span) is a cache miss of its own.
+      // A vector wholly past the row loads none of its lanes from the row's start: a masked load
+      // still fetches its line, which past a short row (decode's V span) is a cache miss of its own.
       const int64_t first = i + j * kVecLanes, count = first >= n ? 0 : min_i64(n - first, kVecLanes);
-      const VF wv = count ? vf_load_first(w + first, count) : vf_zero();
-      for (int c = 0; c < CB; ++c) acc[c][j] = vf_fma(wv, count ? vf_load_first(a[c] + first, count) : vf_zero(), acc[c][j]);
+      const VF wv = vf_load_first(w + (count ? first : 0), count);
+      for (int c = 0; c < CB; ++c) acc[c][j] = vf_fma(wv, vf_load_first(a[c] + first, count), acc[c][j]);
     }
     i = n;
   }
