@@ -260,6 +260,42 @@ inline float float_row_tail(int64_t n, int64_t i, const uint16_t* w, const float
   return static_cast<float>(sum);
 }
 
+#ifdef ENGINE_VF_REDUCE4
+// Four columns of one row in the vec_dot order, sharing the row's loads and one lane-tree
+// reduction.
+template <typename TW>
+void float_row_columns4(const DotTile& t, int64_t r, int64_t c, const float* const (&ac)[4], bool padded) {
+  const auto* w = reinterpret_cast<const TW*>(t.w + r * static_cast<int64_t>(t.w_stride));
+  VF folded[4];
+  const int64_t i = float_row_folded(t.n, w, ac, padded, folded);
+  alignas(16) float sums[4];
+  _mm_store_ps(sums, vf_reduce4(folded));
+  for (int k = 0; k < 4; ++k) store_out(t, r, c + k, float_row_tail(t.n, i, w, ac[k], sums[k]));
+}
+
+// Rows of one 64-element step (decode's K rows of a 64-wide head), four at a time by four
+// columns: each output folded as float_row_folded folds it, then a column's four rows reduced
+// together into four adjacent outputs, where one row at a time spent as much on its reduction
+// and bookkeeping as on its multiplies.
+template <typename TW>
+void one_step_rows4(const DotTile& t, int64_t r0, int64_t c0, const float* const (&ac)[4]) {
+  VF folded[4][4];  // [column][row]
+  for (int k = 0; k < 4; ++k) {
+    const auto* w = reinterpret_cast<const TW*>(t.w + (r0 + k) * static_cast<int64_t>(t.w_stride));
+    prefetch_stream(reinterpret_cast<const char*>(w), kRowStepElems * sizeof(TW));
+    VF wv[4];
+    for (int j = 0; j < 4; ++j) wv[j] = vf_load(w + j * kVecLanes);
+    for (int c = 0; c < 4; ++c) {
+      VF p[4];
+      for (int j = 0; j < 4; ++j) p[j] = vf_fma(wv[j], vf_load_f32(ac[c] + j * kVecLanes), vf_zero());
+      folded[c][k] = vf_add(vf_add(p[0], p[2]), vf_add(p[1], p[3]));
+    }
+  }
+  for (int c = 0; c < 4; ++c)
+    _mm_storeu_ps(reinterpret_cast<float*>(t.out + r0 * static_cast<int64_t>(sizeof(float)) + (c0 + c) * t.out_col), vf_reduce4(folded[c]));
+}
+#endif
+
 // Every output of a tile in the vec_dot order, activations already floats at a (an F16 row
 // converts only its weights). Where the instruction set has vf_reduce4, four columns share
 // each weight row's loads and one lane-tree reduction (attention's query heads on one K / V
@@ -267,21 +303,21 @@ inline float float_row_tail(int64_t n, int64_t i, const uint16_t* w, const float
 template <typename TW>
 void float_rows(const DotTile& t, const char* a, size_t a_stride, bool padded) {
   const auto column = [&](int64_t c) { return reinterpret_cast<const float*>(a + c * static_cast<int64_t>(a_stride)); };
-  for (int64_t r = 0; r < t.rows; ++r) {
-    const auto* w = reinterpret_cast<const TW*>(t.w + r * static_cast<int64_t>(t.w_stride));
-    int64_t c = 0;
+  int64_t c = 0;
 #ifdef ENGINE_VF_REDUCE4
-    for (; c + 4 <= t.cols; c += 4) {
-      const float* ac[4] = {column(c), column(c + 1), column(c + 2), column(c + 3)};
-      VF folded[4];
-      const int64_t i = float_row_folded(t.n, w, ac, padded, folded);
-      alignas(16) float sums[4];
-      _mm_store_ps(sums, vf_reduce4(folded));
-      for (int k = 0; k < 4; ++k) store_out(t, r, c + k, float_row_tail(t.n, i, w, ac[k], sums[k]));
-    }
+  const bool one_step = t.n == kRowStepElems && t.out_row == sizeof(float);
+  for (; c + 4 <= t.cols; c += 4) {
+    const float* ac[4] = {column(c), column(c + 1), column(c + 2), column(c + 3)};
+    int64_t r = 0;
+    if (one_step)
+      for (; r + 4 <= t.rows; r += 4) one_step_rows4<TW>(t, r, c, ac);
+    for (; r < t.rows; ++r) float_row_columns4<TW>(t, r, c, ac, padded);
+  }
 #endif
-    for (; c < t.cols; ++c) {
-      const float* ac[1] = {column(c)};
+  for (; c < t.cols; ++c) {
+    const float* ac[1] = {column(c)};
+    for (int64_t r = 0; r < t.rows; ++r) {
+      const auto* w = reinterpret_cast<const TW*>(t.w + r * static_cast<int64_t>(t.w_stride));
       VF folded[1];
       const int64_t i = float_row_folded(t.n, w, ac, padded, folded);
       store_out(t, r, c, float_row_tail(t.n, i, w, ac[0], vf_reduce(folded[0])));

@@ -56,18 +56,27 @@ Tile make_tile(DType type, int64_t n, int64_t rows, int64_t cols, uint32_t seed)
 }
 
 // Runs on `level` whatever form the decode timing chose (decode_tuning.h), with exactly the
-// work memory dot_tile_work_size_at gives the tile there.
-std::vector<float> run_tile(SimdLevel level, DType type, DotOrder order, const Tile& t, bool packed = false) {
+// work memory dot_tile_work_size_at gives the tile there. The outputs come back row by row;
+// `rows_adjacent` writes them with a row's outputs adjacent instead (decode attention's scores:
+// one column per query head, its KV positions one float apart).
+std::vector<float> run_tile(SimdLevel level, DType type, DotOrder order, const Tile& t, bool packed = false,
+                            bool rows_adjacent = false) {
   std::vector<float> out(t.rows * t.cols, std::numeric_limits<float>::quiet_NaN());
+  const size_t out_row = rows_adjacent ? sizeof(float) : sizeof(float) * t.cols;
+  const size_t out_col = rows_adjacent ? sizeof(float) * t.rows : sizeof(float);
   DotTile tile{t.n, reinterpret_cast<const char*>(t.w.data()), t.w_row, t.rows,
                reinterpret_cast<const char*>(t.a.data()), t.a_row, t.cols, reinterpret_cast<char*>(out.data()),
-               sizeof(float) * t.cols, sizeof(float), packed};
+               out_row, out_col, packed};
   HostBuffer work;
   work.reserve(dot_tile_work_size_at(level, type, order, tile));
   tile.work = static_cast<char*>(work.data());
   tile.work_size = work.size();
   dot_tile_at(level, type, order, tile);
-  return out;
+  if (!rows_adjacent) return out;
+  std::vector<float> by_row(out.size());
+  for (int64_t r = 0; r < t.rows; ++r)
+    for (int64_t c = 0; c < t.cols; ++c) by_row[r * t.cols + c] = out[c * t.rows + r];
+  return by_row;
 }
 
 void expect_same_bits(const std::vector<float>& want, const std::vector<float>& got, const std::string& what) {
@@ -90,10 +99,11 @@ void check_dtype(DType type, const std::vector<int64_t>& sizes) {
         const auto want = run_tile(SimdLevel::kScalar, type, order, t);
         for (SimdLevel level : kSimdLevels) {
           if (level > cpu_simd_level()) continue;
-          expect_same_bits(want, run_tile(level, type, order, t),
-                           std::string(dtype_name(type)) + " " + simd_level_name(level) + " n=" + std::to_string(n) +
-                               " tile " + std::to_string(shape[0]) + "x" + std::to_string(shape[1]) + " order " +
-                               std::to_string(static_cast<int>(order)));
+          const std::string what = std::string(dtype_name(type)) + " " + simd_level_name(level) + " n=" + std::to_string(n) +
+                                   " tile " + std::to_string(shape[0]) + "x" + std::to_string(shape[1]) + " order " +
+                                   std::to_string(static_cast<int>(order));
+          expect_same_bits(want, run_tile(level, type, order, t), what);
+          expect_same_bits(want, run_tile(level, type, order, t, false, true), what + " rows adjacent");
         }
       }
 }
