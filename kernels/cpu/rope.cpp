@@ -3,6 +3,7 @@
 // later elements are copied.
 #include <cmath>
 
+#include "cpu/cpu_features.h"
 #include "cpu/kernels.h"
 #include "cpu/rows.h"
 #include "engine/op_params.h"
@@ -26,6 +27,32 @@ void fill_angles(float pos, const RopeParams& rp, const Tensor* factors, float* 
   }
 }
 
+// Rotates a row's pairs by cos_sin (fill_angles). Each output's first product is fused, as
+// llama.cpp's CPU backend built with FMA contraction computes it.
+[[gnu::always_inline]] inline void rotate_pairs(char* x, size_t xs, char* d, size_t ds, const float* cos_sin, int half,
+                                                bool neox) {
+  for (int k = 0; k < half; ++k) {
+    const int64_t j0 = neox ? k : 2 * k;
+    const int64_t j1 = neox ? k + half : 2 * k + 1;
+    const float c = cos_sin[2 * k];
+    const float s = cos_sin[2 * k + 1];
+    const float x0 = f32_at(x, j0, xs);
+    const float x1 = f32_at(x, j1, xs);
+    f32_at(d, j0, ds) = std::fma(x0, c, -(x1 * s));
+    f32_at(d, j1, ds) = std::fma(x0, s, x1 * c);
+  }
+}
+
+// The same loop twice: std::fma is one instruction where the target has FMA and a library call
+// (as exact, ten times slower) where it may not.
+void rotate_pairs_portable(char* x, size_t xs, char* d, size_t ds, const float* cos_sin, int half, bool neox) {
+  rotate_pairs(x, xs, d, ds, cos_sin, half, neox);
+}
+__attribute__((target("fma"))) void rotate_pairs_fma(char* x, size_t xs, char* d, size_t ds, const float* cos_sin,
+                                                      int half, bool neox) {
+  rotate_pairs(x, xs, d, ds, cos_sin, half, neox);
+}
+
 // A thread's work memory: the cos / sin of one position's rotated pairs.
 size_t thread_slice_bytes(const Tensor* dst) { return work_bytes(static_cast<size_t>(rope_params(*dst).n_rot) * sizeof(float)); }
 
@@ -41,6 +68,7 @@ void rope(const ComputeParams& p, Tensor* dst) {
   const int n_rot = rp.n_rot;
   const bool neox = rp.mode == kRopeNeox;
   const int half = n_rot / 2;
+  const bool has_fma = simd_level() != SimdLevel::kScalar;  // every SIMD level has FMA
 
   require_work(p, rope_work_size(dst, p.nth), dst);
   auto* cos_sin = reinterpret_cast<float*>(thread_work(p, 0, thread_slice_bytes(dst)));
@@ -58,17 +86,7 @@ void rope(const ComputeParams& p, Tensor* dst) {
     char* x = row_ptr(a, i);
     const size_t xs = a->nb[0];
     const size_t ds = dst->nb[0];
-    for (int k = 0; k < half; ++k) {
-      const int64_t j0 = neox ? k : 2 * k;
-      const int64_t j1 = neox ? k + half : 2 * k + 1;
-      const float c = cos_sin[2 * k];
-      const float s = cos_sin[2 * k + 1];
-      const float x0 = f32_at(x, j0, xs);
-      const float x1 = f32_at(x, j1, xs);
-      // llama.cpp's CPU backend is built with FMA contraction: the first product of each sum is fused.
-      f32_at(d, j0, ds) = std::fma(x0, c, -(x1 * s));
-      f32_at(d, j1, ds) = std::fma(x0, s, x1 * c);
-    }
+    (has_fma ? rotate_pairs_fma : rotate_pairs_portable)(x, xs, d, ds, cos_sin, half, neox);
     for (int64_t k = n_rot; k < dst->ne[0]; ++k) f32_at(d, k, ds) = f32_at(x, k, xs);
   }
 }
