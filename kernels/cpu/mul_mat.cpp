@@ -127,11 +127,22 @@ size_t tile_work_size(const Tensor* dst, bool packed, const TilePlace& place) {
                             DotTile{place.n, nullptr, a->nb[1], place.rows, nullptr, 0, place.cols, nullptr, 0, 0, packed});
 }
 
+// Decode attention's query-key product, whose rows are KV positions (a head's row for one
+// position lies a whole position's heads away from the next): from kMinKvSpanOrder positions
+// on, work items are spans of kKvSpanRows positions taken span by span over every head, a
+// thread's spans adjacent, so that each thread reads its part of the cache front to back
+// (docs/benchmarks.md); with fewer, one head's positions per item (shorter tiles cost more than
+// the reading order saves there).
+constexpr int64_t kKvSpanRows = 16;
+constexpr int64_t kMinKvSpanOrder = 128;
+
 // How the second phase splits dst: work items of chunk_rows output rows within one (i12, i13)
 // batch, or within `heads` batches taken as the columns of one tile; the dots in `order`.
+// spans_first: an item's batch varies fastest (kKvSpanRows), else its chunk.
 struct OutputSplit {
   int64_t chunk_rows, n_chunks, heads;
   DotOrder order;
+  bool spans_first;
 };
 
 OutputSplit output_split(const Tensor* dst, int nth) {
@@ -150,7 +161,10 @@ OutputSplit output_split(const Tensor* dst, int nth) {
   // read once for all of them. Each output keeps its own dot, in the same order.
   const int64_t r2 = b->ne[2] / a->ne[2];
   const int64_t heads = ne11 == 1 && r2 > 1 && order != DotOrder::kBatch ? r2 : 1;
-  return {chunk_rows, (ne01 + chunk_rows - 1) / chunk_rows, heads, order};
+  const MulMatParams mp = mul_mat_params(*dst);
+  if (heads > 1 && mp.causal && !mp.kv_span && ne01 >= kMinKvSpanOrder)
+    return {kKvSpanRows, (ne01 + kKvSpanRows - 1) / kKvSpanRows, heads, order, true};
+  return {chunk_rows, (ne01 + chunk_rows - 1) / chunk_rows, heads, order, false};
 }
 
 // Calls tile(place) for each tile of the work item of output rows [row0, row0 + rows).
@@ -268,7 +282,8 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
   const int64_t batches = ne12 / split.heads;
   const WorkRange items = split_work(split.n_chunks * batches * b->ne[3], p.ith, p.nth);
   for (int64_t item = items.begin; item < items.end; ++item) {
-    const int64_t chunk = item % split.n_chunks, i12 = (item / split.n_chunks) % batches * split.heads,
+    const int64_t chunk = split.spans_first ? item / batches % split.n_chunks : item % split.n_chunks,
+                  i12 = (split.spans_first ? item % batches : item / split.n_chunks % batches) * split.heads,
                   i13 = item / (split.n_chunks * batches);
     const MulMatBatch batch{bytes(a->data) + (i12 / r2) * a->nb[2] + (i13 / r3) * a->nb[3],
                             acts + (i13 * ne12 + i12) * ne11 * static_cast<int64_t>(act_row),

@@ -234,38 +234,47 @@ TEST(MulMat, ClaimedRowsOfOneColumnGiveTheBitsOfAnEvenSplit) {
 
 // Decode attention: one column per query head, `heads` query heads on each K / V head. They
 // are multiplied as one tile; every output must still be its own row dot, bit for bit (four
-// heads share a register reduction, a fifth runs alone).
+// heads share a register reduction, a fifth runs alone). The causal query-key product of many
+// positions (rows) with 64-element rows also goes through the spans of positions taken over
+// every head and the four-row blocks of one-step rows.
 TEST(MulMat, QueryHeadsSharingAKvHeadGiveTheirOwnRowDots) {
-  for (DType t : {DType::F16, DType::F32})
-    for (int64_t heads : {2, 4, 5})
-      for (bool kv_span : {false, true})
-        for (int nth : {1, 2}) {
-          SCOPED_TRACE(std::string(dtype_name(t)) + " heads " + std::to_string(heads) + (kv_span ? " span" : "") +
-                       " threads " + std::to_string(nth));
-          Graph g;
-          Storage s;
-          const int64_t K = 96, rows = 21, kv_heads = 3;
-          const int64_t wne[3] = {K, rows, kv_heads}, xne[3] = {K, 1, kv_heads * heads};
-          Tensor* w = g.new_tensor(t, 3, wne, "k");
-          Tensor* x = g.new_tensor(DType::F32, 3, xne, "q");
-          Tensor* y = g.mul_mat(w, x);
-          if (kv_span) set_mul_mat_params(*y, MulMatParams{true, false, 0});
-          s.bind(w), s.bind(x), s.bind(y);
-          fill_random(w, 13);
-          fill_random(x, 14);
-          run_mul_mat(y, nth);
-          const cpu::DotOrder order = kv_span ? cpu::DotOrder::kRowPadded : cpu::DotOrder::kRow;
-          std::vector<uint8_t> act(row_bytes(cpu::vec_dot_type(t), K));
-          for (int64_t i12 = 0; i12 < xne[2]; ++i12) {
-            cpu::quantize_activation(t, reinterpret_cast<const float*>(static_cast<char*>(x->data) + i12 * x->nb[2]),
-                                     act.data(), K);
-            for (int64_t r = 0; r < rows; ++r) {
-              const char* wr = static_cast<const char*>(w->data) + r * w->nb[1] + i12 / heads * w->nb[2];
-              const float want = cpu::dot(t, K, wr, act.data(), order), got = f32_at(y, r, 0, i12);
-              ASSERT_EQ(std::memcmp(&want, &got, sizeof want), 0) << "row " << r << " head " << i12 << ": " << want << " vs " << got;
+  struct Shape {
+    int64_t K, rows;
+    bool causal;
+  };
+  for (const Shape shape : {Shape{96, 21, false}, Shape{64, 203, true}})
+    for (DType t : {DType::F16, DType::F32})
+      for (int64_t heads : {2, 4, 5})
+        for (bool kv_span : {false, true})
+          for (int nth : {1, 2, 3}) {
+            if (shape.causal && kv_span) continue;  // a causal product over a KV span is the V product
+            SCOPED_TRACE(std::string(dtype_name(t)) + " heads " + std::to_string(heads) + (kv_span ? " span" : "") +
+                         (shape.causal ? " causal" : "") + " threads " + std::to_string(nth));
+            Graph g;
+            Storage s;
+            const int64_t K = shape.K, rows = shape.rows, kv_heads = 3;
+            const int64_t wne[3] = {K, rows, kv_heads}, xne[3] = {K, 1, kv_heads * heads};
+            Tensor* w = g.new_tensor(t, 3, wne, "k");
+            Tensor* x = g.new_tensor(DType::F32, 3, xne, "q");
+            Tensor* y = g.mul_mat(w, x);
+            if (kv_span || shape.causal)
+              set_mul_mat_params(*y, MulMatParams{kv_span, shape.causal, static_cast<int32_t>(rows - 1)});
+            s.bind(w), s.bind(x), s.bind(y);
+            fill_random(w, 13);
+            fill_random(x, 14);
+            run_mul_mat(y, nth);
+            const cpu::DotOrder order = kv_span ? cpu::DotOrder::kRowPadded : cpu::DotOrder::kRow;
+            std::vector<uint8_t> act(row_bytes(cpu::vec_dot_type(t), K));
+            for (int64_t i12 = 0; i12 < xne[2]; ++i12) {
+              cpu::quantize_activation(t, reinterpret_cast<const float*>(static_cast<char*>(x->data) + i12 * x->nb[2]),
+                                       act.data(), K);
+              for (int64_t r = 0; r < rows; ++r) {
+                const char* wr = static_cast<const char*>(w->data) + r * w->nb[1] + i12 / heads * w->nb[2];
+                const float want = cpu::dot(t, K, wr, act.data(), order), got = f32_at(y, r, 0, i12);
+                ASSERT_EQ(std::memcmp(&want, &got, sizeof want), 0) << "row " << r << " head " << i12 << ": " << want << " vs " << got;
+              }
             }
           }
-        }
 }
 
 // Causal attention over n_past cached positions: q.k computes every output at or before its
