@@ -3,8 +3,11 @@
 // only, and called only when the CPU has them (cpu_features.cpp).
 #include <immintrin.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "cpu/repack.h"
@@ -48,6 +51,8 @@ inline VF vf_add(VF a, VF b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(
 inline VF vf_sub(VF a, VF b) { return {_mm256_sub_ps(a.lo, b.lo), _mm256_sub_ps(a.hi, b.hi)}; }
 inline VF vf_mul(VF a, VF b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
 inline VF vf_div(VF a, VF b) { return {_mm256_div_ps(a.lo, b.lo), _mm256_div_ps(a.hi, b.hi)}; }
+// max(a, b) per lane, b where either is NaN or both are zeros: std::max(b, a), as the scalar code writes it.
+inline VF vf_max(VF a, VF b) { return {_mm256_max_ps(a.lo, b.lo), _mm256_max_ps(a.hi, b.hi)}; }
 inline VF vf_fma(VF a, VF b, VF c) { return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)}; }
 inline void vf_store(float* p, VF v) {
   _mm256_storeu_ps(p, v.lo);
@@ -260,6 +265,9 @@ bool quantize_activation(DType act, const float* x, void* dst, int64_t n) { retu
 double exp_shifted(const float* x, float shift, float* y, int64_t n) { return exp_shifted_impl(x, shift, y, n); }
 
 void silu(const float* x, float* y, int64_t n) { silu_impl(x, y, n); }
+void soft_max_row(const float* x, const float* m, int64_t live, float scale, float* d, int64_t n, float* w) {
+  soft_max_row_impl(x, m, live, scale, d, n, w);
+}
 
 }  // namespace engine::cpu::avx2
 

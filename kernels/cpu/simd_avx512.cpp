@@ -9,8 +9,11 @@
 #endif
 #include <immintrin.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "cpu/repack.h"
@@ -47,6 +50,8 @@ inline VF vf_add(VF a, VF b) { return _mm512_add_ps(a, b); }
 inline VF vf_sub(VF a, VF b) { return _mm512_sub_ps(a, b); }
 inline VF vf_mul(VF a, VF b) { return _mm512_mul_ps(a, b); }
 inline VF vf_div(VF a, VF b) { return _mm512_div_ps(a, b); }
+// max(a, b) per lane, b where either is NaN or both are zeros: std::max(b, a), as the scalar code writes it.
+inline VF vf_max(VF a, VF b) { return _mm512_max_ps(a, b); }
 inline VF vf_fma(VF a, VF b, VF c) { return _mm512_fmadd_ps(a, b, c); }
 inline void vf_store(float* p, VF v) { _mm512_storeu_ps(p, v); }
 inline __m256 vf_fold8(VF v) { return _mm256_add_ps(_mm512_extractf32x8_ps(v, 1), _mm512_castps512_ps256(v)); }  // lanes i + (i + 8)
@@ -274,6 +279,9 @@ bool quantize_activation(DType act, const float* x, void* dst, int64_t n) { retu
 double exp_shifted(const float* x, float shift, float* y, int64_t n) { return exp_shifted_impl(x, shift, y, n); }
 
 void silu(const float* x, float* y, int64_t n) { silu_impl(x, y, n); }
+void soft_max_row(const float* x, const float* m, int64_t live, float scale, float* d, int64_t n, float* w) {
+  soft_max_row_impl(x, m, live, scale, d, n, w);
+}
 
 }  // namespace engine::cpu::avx512
 

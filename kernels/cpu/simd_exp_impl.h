@@ -33,3 +33,43 @@ void silu_impl(const float* x, float* y, int64_t n) {
     vf_store(y + i, vf_div(v, vf_add(vf_set1(1.0f), vf_expf(vf_mul(v, vf_set1(-1.0f))))));
   }
 }
+
+// soft_max_row (kernels.h) with its scale, mask, max and normalization passes on whole vectors,
+// each lane as the scalar twin computes it (the max in kVecLanes running maxima, then the
+// leftovers, then the lanes in order).
+void soft_max_row_impl(const float* x, const float* m, int64_t live, float scale, float* d, int64_t n, float* w) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  const int64_t vector_end = n / kVecLanes * kVecLanes;
+  const int64_t groups_end = std::min(vector_end, (live + kVecLanes - 1) / kVecLanes * kVecLanes);
+  const int64_t evaluated = std::max(groups_end, live);
+  int64_t k = 0;
+  for (; k + kVecLanes <= live; k += kVecLanes) {
+    const VF scaled = vf_mul(vf_load_f32(x + k), vf_set1(scale));
+    vf_store(w + k, m ? vf_add(scaled, vf_load_f32(m + k)) : scaled);
+  }
+  for (; k < live; ++k) {
+    w[k] = x[k] * scale;
+    if (m) w[k] += m[k];
+  }
+  std::fill(w + live, w + evaluated, kNegInf);
+  std::fill(d + evaluated, d + n, 0.0f);
+  VF lanes = vf_set1(kNegInf);
+  for (k = 0; k + kVecLanes <= live; k += kVecLanes) lanes = vf_max(vf_load_f32(w + k), lanes);
+  float max = kNegInf;
+  for (; k < live; ++k) max = std::max(max, w[k]);
+  alignas(64) float lane[kVecLanes];
+  vf_store(lane, lanes);
+  for (const float l : lane) max = std::max(max, l);
+  if (max == kNegInf) {
+    std::fill(d, d + evaluated, 0.0f);
+    return;
+  }
+  double sum = exp_shifted_impl(w, max, w, groups_end);
+  for (k = vector_end; k < live; ++k) {
+    w[k] = std::exp(w[k] - max);
+    sum += static_cast<double>(w[k]);
+  }
+  const float inv = static_cast<float>(1.0 / sum);
+  for (k = 0; k + kVecLanes <= evaluated; k += kVecLanes) vf_store(d + k, vf_mul(vf_load_f32(w + k), vf_set1(inv)));
+  for (; k < evaluated; ++k) d[k] = w[k] * inv;
+}

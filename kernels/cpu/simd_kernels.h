@@ -16,6 +16,7 @@ size_t dot_tile_work_size(DType weight, DotOrder order, const DotTile& t);
 bool quantize_activation(DType act, const float* x, void* dst, int64_t n);
 double exp_shifted(const float* x, float shift, float* y, int64_t n);
 void silu(const float* x, float* y, int64_t n);
+void soft_max_row(const float* x, const float* m, int64_t live, float scale, float* d, int64_t n, float* w);
 }  // namespace avx2
 
 namespace avx512 {
@@ -25,6 +26,7 @@ size_t dot_tile_work_size(DType weight, DotOrder order, const DotTile& t);
 bool quantize_activation(DType act, const float* x, void* dst, int64_t n);
 double exp_shifted(const float* x, float shift, float* y, int64_t n);
 void silu(const float* x, float* y, int64_t n);
+void soft_max_row(const float* x, const float* m, int64_t live, float scale, float* d, int64_t n, float* w);
 }  // namespace avx512
 
 }  // namespace engine::cpu

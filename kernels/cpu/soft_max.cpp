@@ -6,7 +6,9 @@
 #include <cmath>
 #include <limits>
 
+#include "cpu/cpu_features.h"
 #include "cpu/kernels.h"
+#include "cpu/simd_kernels.h"
 #include "cpu/rows.h"
 #include "cpu/vec_math.h"
 #include "engine/op_params.h"
@@ -48,6 +50,12 @@ int64_t mask_live_prefix(const float* m, int64_t n) {
 }
 
 void soft_max_row(const float* x, const float* m, int64_t live, float scale, float* d, int64_t n, float* w) {
+  switch (simd_level()) {
+    case SimdLevel::kAvx512Bf16:
+    case SimdLevel::kAvx512: return avx512::soft_max_row(x, m, live, scale, d, n, w);
+    case SimdLevel::kAvx2: return avx2::soft_max_row(x, m, live, scale, d, n, w);
+    case SimdLevel::kScalar: break;
+  }
   const int64_t vector_end = n / kLanes * kLanes;
   const int64_t groups_end = std::min(vector_end, (live + kLanes - 1) / kLanes * kLanes);
   const int64_t evaluated = std::max(groups_end, live);

@@ -13,6 +13,7 @@
 
 #include "cpu/cpu_features.h"
 #include "cpu/host_buffer.h"
+#include "cpu/kernels.h"
 #include "cpu/repack.h"
 #include "cpu/vec_dot.h"
 #include "cpu/vec_math.h"
@@ -254,6 +255,33 @@ TEST(SimdParity, VectorExpAndSilu) {
     silu_lanes(x.data(), got.data(), static_cast<int64_t>(x.size()));
     expect_same_bits(want_silu, got, std::string("silu ") + simd_level_name(level));
   }
+}
+
+// Softmax rows of every length around the vector width, with and without a mask, whole or cut
+// at a live prefix (the causal mask's -inf tail), and a row that is all -inf.
+TEST(SimdParity, SoftMaxRows) {
+  LevelGuard guard;
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  uint32_t seed = 20;
+  for (int64_t n : {1, 15, 16, 17, 100, 3072})
+    for (int64_t live : {n, n * 2 / 3, int64_t{0}})
+      for (bool masked : {false, true}) {
+        std::vector<float> x = random_floats(n, ++seed, 8.0f), m = random_floats(n, ++seed, 2.0f);
+        if (n > 5) m[n / 2] = kNegInf;  // a masked position inside the live prefix
+        std::fill(m.begin() + live, m.end(), kNegInf);
+        const float* mask = masked ? m.data() : nullptr;
+        std::vector<float> want(n, 7.0f), got(n), w(n);
+        set_cpu_features_override(true);
+        soft_max_row(x.data(), mask, masked ? live : n, 0.125f, want.data(), n, w.data());
+        for (SimdLevel level : kSimdLevels) {
+          if (level > cpu_simd_level()) continue;
+          set_simd_level_cap(level);
+          std::fill(got.begin(), got.end(), 7.0f);
+          soft_max_row(x.data(), mask, masked ? live : n, 0.125f, got.data(), n, w.data());
+          expect_same_bits(want, got, std::string("softmax ") + simd_level_name(level) + " n=" + std::to_string(n) +
+                                          " live " + std::to_string(live) + (masked ? " masked" : ""));
+        }
+      }
 }
 
 }  // namespace
