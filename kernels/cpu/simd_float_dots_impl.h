@@ -221,8 +221,8 @@ constexpr int64_t kRowStepElems = 4 * kVecLanes;
 // accumulators over 64-element steps (a zero-padded last step when `padded`), folded 0+2, 1+3,
 // then 0+1 into folded[c]; the lane tree is the caller's. Each weight vector is loaded once
 // for all columns. Returns where leftovers start.
-template <int CB, typename TW>
-int64_t float_row_folded(int64_t n, const TW* w, const float* const (&a)[CB], bool padded, VF (&folded)[CB]) {
+template <int CB, typename TW, typename TA>
+int64_t float_row_folded(int64_t n, const TW* w, const TA* const (&a)[CB], bool padded, VF (&folded)[CB]) {
   VF acc[CB][4];
   for (int c = 0; c < CB; ++c)
     for (int j = 0; j < 4; ++j) acc[c][j] = vf_zero();
@@ -231,7 +231,7 @@ int64_t float_row_folded(int64_t n, const TW* w, const float* const (&a)[CB], bo
     prefetch_stream(reinterpret_cast<const char*>(w + i), kRowStepElems * sizeof(TW));  // rows follow each other
     for (int j = 0; j < 4; ++j) {
       const VF wv = vf_load(w + i + j * kVecLanes);
-      for (int c = 0; c < CB; ++c) acc[c][j] = vf_fma(wv, vf_load_f32(a[c] + i + j * kVecLanes), acc[c][j]);
+      for (int c = 0; c < CB; ++c) acc[c][j] = vf_fma(wv, vf_load(a[c] + i + j * kVecLanes), acc[c][j]);
     }
   }
   if (padded && i < n) {
@@ -259,12 +259,18 @@ inline float float_row_tail(int64_t n, int64_t i, const uint16_t* w, const float
   for (; i < n; ++i) sum += static_cast<double>(fp16_to_fp32(w[i]) * a[i]);
   return static_cast<float>(sum);
 }
+inline float float_row_tail(int64_t n, int64_t i, const uint16_t* w, const uint16_t* a, float vector_sum) {
+  if (i == n) return vector_sum;
+  double sum = vector_sum;
+  for (; i < n; ++i) sum += static_cast<double>(fp16_to_fp32(w[i]) * fp16_to_fp32(a[i]));
+  return static_cast<float>(sum);
+}
 
 #ifdef ENGINE_VF_REDUCE4
 // Four columns of one row in the vec_dot order, sharing the row's loads and one lane-tree
 // reduction.
-template <typename TW>
-void float_row_columns4(const DotTile& t, int64_t r, int64_t c, const float* const (&ac)[4], bool padded) {
+template <typename TW, typename TA>
+void float_row_columns4(const DotTile& t, int64_t r, int64_t c, const TA* const (&ac)[4], bool padded) {
   const auto* w = reinterpret_cast<const TW*>(t.w + r * static_cast<int64_t>(t.w_stride));
   VF folded[4];
   const int64_t i = float_row_folded(t.n, w, ac, padded, folded);
@@ -300,22 +306,23 @@ void one_step_rows4(const DotTile& t, int64_t r0, int64_t c0, const float* const
 // converts only its weights). Where the instruction set has vf_reduce4, four columns share
 // each weight row's loads and one lane-tree reduction (attention's query heads on one K / V
 // head: short rows, where the reduction costs as much as the multiplies).
-template <typename TW>
+template <typename TW, typename TA = float>
 void float_rows(const DotTile& t, const char* a, size_t a_stride, bool padded) {
-  const auto column = [&](int64_t c) { return reinterpret_cast<const float*>(a + c * static_cast<int64_t>(a_stride)); };
+  const auto column = [&](int64_t c) { return reinterpret_cast<const TA*>(a + c * static_cast<int64_t>(a_stride)); };
   int64_t c = 0;
 #ifdef ENGINE_VF_REDUCE4
   const bool one_step = t.n == kRowStepElems && t.out_row == sizeof(float);
   for (; c + 4 <= t.cols; c += 4) {
-    const float* ac[4] = {column(c), column(c + 1), column(c + 2), column(c + 3)};
+    const TA* ac[4] = {column(c), column(c + 1), column(c + 2), column(c + 3)};
     int64_t r = 0;
-    if (one_step)
-      for (; r + 4 <= t.rows; r += 4) one_step_rows4<TW>(t, r, c, ac);
+    if constexpr (std::is_same_v<TA, float>)
+      if (one_step)
+        for (; r + 4 <= t.rows; r += 4) one_step_rows4<TW>(t, r, c, ac);
     for (; r < t.rows; ++r) float_row_columns4<TW>(t, r, c, ac, padded);
   }
 #endif
   for (; c < t.cols; ++c) {
-    const float* ac[1] = {column(c)};
+    const TA* ac[1] = {column(c)};
     for (int64_t r = 0; r < t.rows; ++r) {
       const auto* w = reinterpret_cast<const TW*>(t.w + r * static_cast<int64_t>(t.w_stride));
       VF folded[1];
@@ -354,6 +361,11 @@ void per_output(const DotTile& t, RowFn fn) {
     for (int64_t c = 0; c < t.cols; ++c) store_out(t, r, c, fn(t.w + r * t.w_stride, t.a + c * t.a_stride));
 }
 
+// Whether an F16 tile in a row order widens its activation columns to floats first: unless
+// they would take more than kWideColumnsBytes (a third of a 48 KiB, half of a 32 KiB L1d).
+constexpr int64_t kWideColumnsBytes = 16384;
+inline bool widens_f16_columns(const DotTile& t) { return t.n * t.cols * static_cast<int64_t>(sizeof(float)) <= kWideColumnsBytes; }
+
 template <bool Native>
 bool float_dot_tile(DType weight, DotOrder order, const DotTile& t) {
   const bool tiled = order == DotOrder::kBatch, padded = order == DotOrder::kRowPadded;
@@ -365,6 +377,9 @@ bool float_dot_tile(DType weight, DotOrder order, const DotTile& t) {
     case DType::F16: {
       if (tiled && short_dot(t.n)) return short_tiled<uint16_t, uint16_t>(t), true;
       if (tiled) return f16_tiled(t), true;
+      // Long rows (decode's V rows deep in the context) read their activation columns as they
+      // are: widened, the columns would no longer stay in L1 beside the rows streaming past.
+      if (!widens_f16_columns(t)) return float_rows<uint16_t, uint16_t>(t, t.a, t.a_stride, padded), true;
       // Every activation column widened once for all the tile's rows.
       TileWork work(t);
       float* wide = work.take<float>(t.n * t.cols);
@@ -392,5 +407,6 @@ size_t float_dot_tile_work_size(DType weight, DotOrder order, const DotTile& t) 
   const bool tiled = order == DotOrder::kBatch;
   if (tiled && (weight == DType::F32 || weight == DType::F16) && short_dot(t.n)) return piece_bytes<float>(short_tiled_floats(t));
   if (weight != DType::F16) return 0;
-  return piece_bytes<float>(tiled ? f16_tiled_floats(t) : t.n * t.cols);
+  if (tiled) return piece_bytes<float>(f16_tiled_floats(t));
+  return widens_f16_columns(t) ? piece_bytes<float>(t.n * t.cols) : 0;
 }
