@@ -23,19 +23,38 @@ inline float absmax32(const float* x) {
   return _mm_cvtss_f32(h);
 }
 
+// One block: its scale d (already in half precision as dh) and inverse id.
+template <typename Block>
+void quantize_q8_block(const float* x, Block& y, float d, uint16_t dh, float id) {
+  y.d = dh;
+  const __m256i q = round_to_i8x32(x, _mm256_set1_ps(id));
+  store256(reinterpret_cast<uint8_t*>(y.qs), q);
+  if constexpr (std::is_same_v<Block, BlockQ8_1>) {
+    const int sum = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q), _mm256_set1_epi16(1)));
+    y.s = fp32_to_fp16(static_cast<float>(sum) * d);
+  }
+}
+
+// Eight blocks at a time share the divisions and the conversion of their scales to half
+// precision (F16C's rounding is fp32_to_fp16's): a block at a time, those took most of its time.
 template <typename Block>
 void quantize_q8_simd(const float* x, Block* y, int64_t nb) {
-  for (int64_t i = 0; i < nb; ++i, x += kQK) {
+  int64_t i = 0;
+  for (; i + 8 <= nb; i += 8, x += 8 * kQK) {
+    alignas(32) float amax[8], d[8], id[8];
+    alignas(16) uint16_t dh[8];
+    for (int b = 0; b < 8; ++b) amax[b] = absmax32(x + b * kQK);
+    const __m256 a = _mm256_load_ps(amax), dv = _mm256_div_ps(a, _mm256_set1_ps(127.0f));
+    const __m256 zero = _mm256_cmp_ps(dv, _mm256_setzero_ps(), _CMP_EQ_OQ);
+    _mm256_store_ps(d, dv);
+    _mm256_store_ps(id, _mm256_andnot_ps(zero, _mm256_div_ps(_mm256_set1_ps(127.0f), a)));
+    _mm_store_si128(reinterpret_cast<__m128i*>(dh), _mm256_cvtps_ph(dv, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    for (int b = 0; b < 8; ++b) quantize_q8_block(x + b * kQK, y[i + b], d[b], dh[b], id[b]);
+  }
+  for (; i < nb; ++i, x += kQK) {
     const float amax = absmax32(x);
     const float d = amax / 127;
-    const float id = d == 0 ? 0.0f : 127.0f / amax;
-    y[i].d = fp32_to_fp16(d);
-    const __m256i q = round_to_i8x32(x, _mm256_set1_ps(id));
-    store256(reinterpret_cast<uint8_t*>(y[i].qs), q);
-    if constexpr (std::is_same_v<Block, BlockQ8_1>) {
-      const int sum = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q), _mm256_set1_epi16(1)));
-      y[i].s = fp32_to_fp16(static_cast<float>(sum) * d);
-    }
+    quantize_q8_block(x, y[i], d, fp32_to_fp16(d), d == 0 ? 0.0f : 127.0f / amax);
   }
 }
 

@@ -192,24 +192,29 @@ TEST(SimdParity, BF16DenormalsFlushLikeTheInstruction) {
   }
 }
 
+// Blocks quantized eight at a time and one at a time (2144: three past the last eight).
 TEST(SimdParity, ActivationQuantizers) {
   LevelGuard guard;
-  const int64_t n = 2048;
-  auto x = random_floats(n, 77, 3.0f);
-  for (int i = 0; i < 32; ++i) x[i] = 0.0f;                   // an all-zero block
-  for (int i = 256; i < 288; ++i) x[i] = (i % 2 ? 2.5f : -2.5f);  // ties in amax and halves
-  x[600] = -x[601] - 0.0f;
-  for (DType weight : {DType::Q8_0, DType::Q4_1, DType::Q4_K}) {
-    const size_t bytes = row_bytes(vec_dot_type(weight), n);
-    std::vector<uint8_t> want(bytes), got(bytes);
-    set_cpu_features_override(true);
-    quantize_activation(weight, x.data(), want.data(), n);
-    for (SimdLevel level : kSimdLevels) {
-      if (level > cpu_simd_level()) continue;
-      set_simd_level_cap(level);
-      std::fill(got.begin(), got.end(), 0xAB);
-      quantize_activation(weight, x.data(), got.data(), n);
-      EXPECT_EQ(0, std::memcmp(want.data(), got.data(), bytes)) << dtype_name(vec_dot_type(weight)) << " " << simd_level_name(level);
+  for (const int64_t n : {2048, 2144}) {
+    auto x = random_floats(n, 77, 3.0f);
+    for (int i = 0; i < 32; ++i) x[i] = 0.0f;                   // an all-zero block
+    for (int i = 256; i < 288; ++i) x[i] = (i % 2 ? 2.5f : -2.5f);  // ties in amax and halves
+    for (int i = 320; i < 352; ++i) x[i] = 1e-44f;                // amax / 127 underflows to zero
+    x[600] = -x[601] - 0.0f;
+    for (DType weight : {DType::Q8_0, DType::Q4_1, DType::Q4_K}) {
+      if (n % dtype_info(weight).block_size != 0) continue;
+      const size_t bytes = row_bytes(vec_dot_type(weight), n);
+      std::vector<uint8_t> want(bytes), got(bytes);
+      set_cpu_features_override(true);
+      quantize_activation(weight, x.data(), want.data(), n);
+      for (SimdLevel level : kSimdLevels) {
+        if (level > cpu_simd_level()) continue;
+        set_simd_level_cap(level);
+        std::fill(got.begin(), got.end(), 0xAB);
+        quantize_activation(weight, x.data(), got.data(), n);
+        EXPECT_EQ(0, std::memcmp(want.data(), got.data(), bytes))
+            << dtype_name(vec_dot_type(weight)) << " " << simd_level_name(level) << " n=" << n;
+      }
     }
   }
 }
