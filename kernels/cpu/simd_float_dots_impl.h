@@ -248,21 +248,19 @@ int64_t float_row_folded(int64_t n, const TW* w, const TA* const (&a)[CB], bool 
   return i;
 }
 
-// What follows the vector part: F32 rows go on with the FMA chain, F16 rows sum in double.
+// What follows the vector part: F32 rows go on with the FMA chain, F16 rows sum in double
+// (their activations floats, or half floats read as they are).
 inline float float_row_tail(int64_t n, int64_t i, const float* w, const float* a, float sum) {
   for (; i < n; ++i) sum = __builtin_fmaf(w[i], a[i], sum);
   return sum;
 }
-inline float float_row_tail(int64_t n, int64_t i, const uint16_t* w, const float* a, float vector_sum) {
+inline float act_float(float a) { return a; }
+inline float act_float(uint16_t a) { return fp16_to_fp32(a); }
+template <typename TA>
+float float_row_tail(int64_t n, int64_t i, const uint16_t* w, const TA* a, float vector_sum) {
   if (i == n) return vector_sum;  // no leftovers: the sum's round trip through double is exact
   double sum = vector_sum;
-  for (; i < n; ++i) sum += static_cast<double>(fp16_to_fp32(w[i]) * a[i]);
-  return static_cast<float>(sum);
-}
-inline float float_row_tail(int64_t n, int64_t i, const uint16_t* w, const uint16_t* a, float vector_sum) {
-  if (i == n) return vector_sum;
-  double sum = vector_sum;
-  for (; i < n; ++i) sum += static_cast<double>(fp16_to_fp32(w[i]) * fp16_to_fp32(a[i]));
+  for (; i < n; ++i) sum += static_cast<double>(fp16_to_fp32(w[i]) * act_float(a[i]));
   return static_cast<float>(sum);
 }
 
@@ -297,13 +295,15 @@ void one_step_rows4(const DotTile& t, int64_t r0, int64_t c0, const float* const
       folded[c][k] = vf_add(vf_add(p[0], p[2]), vf_add(p[1], p[3]));
     }
   }
-  for (int c = 0; c < 4; ++c)
-    _mm_storeu_ps(reinterpret_cast<float*>(t.out + r0 * static_cast<int64_t>(sizeof(float)) + (c0 + c) * t.out_col), vf_reduce4(folded[c]));
+  for (int c = 0; c < 4; ++c) {
+    char* out = t.out + r0 * static_cast<int64_t>(sizeof(float)) + (c0 + c) * static_cast<int64_t>(t.out_col);
+    _mm_storeu_ps(reinterpret_cast<float*>(out), vf_reduce4(folded[c]));
+  }
 }
 #endif
 
-// Every output of a tile in the vec_dot order, activations already floats at a (an F16 row
-// converts only its weights). Where the instruction set has vf_reduce4, four columns share
+// Every output of a tile in the vec_dot order, activations at a as floats or (TA uint16_t) half
+// floats widened per use. Where the instruction set has vf_reduce4, four columns share
 // each weight row's loads and one lane-tree reduction (attention's query heads on one K / V
 // head: short rows, where the reduction costs as much as the multiplies).
 template <typename TW, typename TA = float>
@@ -364,7 +364,9 @@ void per_output(const DotTile& t, RowFn fn) {
 // Whether an F16 tile in a row order widens its activation columns to floats first: unless
 // they would take more than kWideColumnsBytes (a third of a 48 KiB, half of a 32 KiB L1d).
 constexpr int64_t kWideColumnsBytes = 16384;
-inline bool widens_f16_columns(const DotTile& t) { return t.n * t.cols * static_cast<int64_t>(sizeof(float)) <= kWideColumnsBytes; }
+inline bool widens_f16_columns(const DotTile& t) {
+  return t.n * t.cols * static_cast<int64_t>(sizeof(float)) <= kWideColumnsBytes;
+}
 
 template <bool Native>
 bool float_dot_tile(DType weight, DotOrder order, const DotTile& t) {

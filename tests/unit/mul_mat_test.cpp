@@ -271,7 +271,8 @@ TEST(MulMat, QueryHeadsSharingAKvHeadGiveTheirOwnRowDots) {
               for (int64_t r = 0; r < rows; ++r) {
                 const char* wr = static_cast<const char*>(w->data) + r * w->nb[1] + i12 / heads * w->nb[2];
                 const float want = cpu::dot(t, K, wr, act.data(), order), got = f32_at(y, r, 0, i12);
-                ASSERT_EQ(std::memcmp(&want, &got, sizeof want), 0) << "row " << r << " head " << i12 << ": " << want << " vs " << got;
+                ASSERT_EQ(std::memcmp(&want, &got, sizeof want), 0)
+                    << "row " << r << " head " << i12 << ": " << want << " vs " << got;
               }
             }
           }
