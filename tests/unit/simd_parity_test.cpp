@@ -132,7 +132,8 @@ void check_packed(DType type, const std::vector<int64_t>& sizes) {
 }
 
 // Up to kShortDot (multiples of 16) the short-dot kernel; past it the register blocks.
-const std::vector<int64_t> kFloatSizes = {16, 32, 48, 64, 100, 172, 256, 320, 768, 1000};
+// 4200: one column past 16 KiB widened, so F16 tiles also read half-float columns on every level.
+const std::vector<int64_t> kFloatSizes = {16, 32, 48, 64, 100, 172, 256, 320, 768, 1000, 4200};
 const std::vector<int64_t> kLegacySizes = {32, 96, 224, 1024};
 const std::vector<int64_t> kKSizes = {256, 768, 2048};
 
