@@ -8,8 +8,8 @@
 
 #include "cpu/cpu_features.h"
 #include "cpu/kernels.h"
-#include "cpu/simd_kernels.h"
 #include "cpu/rows.h"
+#include "cpu/simd_kernels.h"
 #include "cpu/vec_math.h"
 #include "engine/op_params.h"
 #include "engine/error.h"
