@@ -1,7 +1,7 @@
-// Prefill attention one (head, block of queries) at a time: the block's q.k scores, their
-// softmax and its V product run back to back on one thread, the scores staying in that thread's
-// cache instead of going through the kq and softmax tensors, with the kernels (and so the
-// orders) of those nodes.
+// Attention's q.k scores, their softmax and the V product run back to back on one thread, the
+// scores staying in that thread's cache instead of going through the kq and softmax tensors, with
+// the kernels (and so the orders) of those nodes: in prefill one (head, block of queries) at a
+// time, in decode one K / V head and the query heads sharing it.
 #include "cpu/attention.h"
 
 #include <algorithm>
@@ -53,42 +53,150 @@ AttentionWork attention_work(const Tensor* kq, const Tensor* kqv) {
   return w;
 }
 
-}  // namespace
+// Decode: K rows per tile, taken span by span over every K head of a thread, so that its part of
+// each cache row (the heads are adjacent in a row) is read in one piece.
+constexpr int64_t kDecodeSpan = 16;
 
-bool fused_attention_fits(const Tensor* kq, const Tensor* soft_max, const Tensor* kqv, const Plan& plan) {
+// The decode pass's work memory: shared, every query head in K's dot format and the mask's live
+// prefix; per thread the scores of all its heads' queries, one K head's probabilities in V's dot
+// format, softmax's row of scaled scores and the work memory of its tiles.
+AttentionWork decode_work(const Tensor* kq, const Tensor* kqv, int nth) {
+  const Tensor* k = kq->src[0];
+  const Tensor* v = kqv->src[0];
+  const int64_t n_kv = kq->ne[0], heads = kq->ne[2], group = heads / k->ne[2];
+  const int64_t heads_a_thread = (k->ne[2] + nth - 1) / nth;
+  AttentionWork w{};
+  w.queries = work_bytes(row_bytes(vec_dot_type(k->type), k->ne[0]) * static_cast<size_t>(heads));
+  w.shared = w.queries + work_bytes(sizeof(int64_t));
+  w.scores = work_bytes(static_cast<size_t>(heads_a_thread * group * n_kv) * sizeof(float));
+  w.probs = work_bytes(static_cast<size_t>(group) * row_bytes(vec_dot_type(v->type), n_kv));
+  w.softmax = work_bytes(static_cast<size_t>(n_kv) * sizeof(float));
+  w.tiles = std::max(mul_mat_heads_work_size(kq, mul_mat_order(kq), kDecodeSpan, group),
+                     mul_mat_heads_work_size(kqv, mul_mat_order(kqv), v->ne[1], group));
+  w.slice = w.scores + w.probs + w.softmax + w.tiles;
+  return w;
+}
+
+// The checks both passes share: the three nodes' links, 3-d operands, dense queries and mask
+// rows, and kqv placed over none of K, V and the mask (outputs are written while they are still
+// read; the queries are read first), e.g. the last mask, which dies with these nodes.
+bool attention_operands_fit(const Tensor* kq, const Tensor* soft_max, const Tensor* kqv, const Plan& plan) {
   if (kq->op != Op::MUL_MAT || soft_max->op != Op::SOFT_MAX || kqv->op != Op::MUL_MAT) return false;
   if (soft_max->src[0] != kq || kqv->src[1] != soft_max) return false;
-  const MulMatParams qk = mul_mat_params(*kq), pv = mul_mat_params(*kqv);
-  if (qk.kv_span || !qk.causal || !pv.kv_span || !pv.causal || qk.causal_past != pv.causal_past)
-    return false;
   const Tensor* k = kq->src[0];
   const Tensor* q = kq->src[1];
   const Tensor* v = kqv->src[0];
   const Tensor* mask = soft_max->src[1];
   const int64_t n_kv = kq->ne[0], n_tokens = kq->ne[1], heads = kq->ne[2];
-  if (n_tokens < 2 || kq->ne[3] != 1 || k->ne[3] != 1 || v->ne[3] != 1 || q->ne[3] != 1) return false;
+  if (kq->ne[3] != 1 || k->ne[3] != 1 || v->ne[3] != 1 || q->ne[3] != 1) return false;
   if (q->type != DType::F32 || q->nb[0] != sizeof(float) || soft_max->ne[0] != n_kv || v->ne[0] != n_kv) return false;
   if (kqv->ne[1] != n_tokens || kqv->ne[2] != heads || heads % k->ne[2] != 0 || heads % v->ne[2] != 0) return false;
   if (mask && (mask->type != DType::F32 || mask->nb[0] != sizeof(float) || mask->ne[0] != n_kv || mask->ne[1] < n_tokens))
     return false;
-  // Outputs are written while K, V and the mask are still read (the queries are read first):
-  // the planner may have placed kqv over one that dies with these nodes, e.g. the last mask.
   for (const Tensor* input : {k, v, mask})
     if (input && plan.overlap(kqv, input)) return false;
+  return true;
+}
+
+// One token's attention on nth threads: each takes whole K / V heads (K and V pair up head for
+// head), so there must be as many as threads; the nodes make each head's group of query heads
+// the columns of one tile only where a group has several heads and their orders are per row.
+bool decode_attention_fits(const Tensor* kq, const Tensor* soft_max, const Tensor* kqv, const Plan& plan, int nth) {
+  if (!attention_operands_fit(kq, soft_max, kqv, plan) || kq->ne[1] != 1) return false;
+  const Tensor* k = kq->src[0];
+  const Tensor* v = kqv->src[0];
+  return k->ne[2] == v->ne[2] && k->ne[2] >= nth && kq->ne[2] / k->ne[2] > 1 && mul_mat_order(kq) != DotOrder::kBatch &&
+         mul_mat_order(kqv) != DotOrder::kBatch;
+}
+
+void decode_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& times) {
+  using Clock = std::chrono::steady_clock;
+  const Tensor* k = kq->src[0];
+  const Tensor* q = kq->src[1];
+  const Tensor* v = kqv->src[0];
+  const Tensor* mask = soft_max->src[1];
+  const int64_t n_kv = kq->ne[0], heads = kq->ne[2], group = heads / k->ne[2], head_dim = k->ne[0];
+  const size_t q_row = row_bytes(vec_dot_type(k->type), head_dim), p_row = row_bytes(vec_dot_type(v->type), n_kv);
+  const DotOrder kq_order = mul_mat_order(kq), kqv_order = mul_mat_order(kqv);
+  const float scale = scale_param(*soft_max);
+
+  const AttentionWork work = decode_work(kq, kqv, p.nth);
+  require_work(p, work.shared + static_cast<size_t>(p.nth) * work.slice, kq);
+  char* mine = thread_work(p, work.shared, work.slice);
+  auto* scores = reinterpret_cast<float*>(mine);
+  char* p_acts = mine + work.scores;
+  auto* w = reinterpret_cast<float*>(p_acts + work.probs);
+  char* tiles = p_acts + work.probs + work.softmax;
+
+  // Every query is converted before any output is written: kqv may lie where the queries were.
+  char* q_all = static_cast<char*>(p.wdata);
+  const WorkRange q_heads = split_work(heads, p.ith, p.nth);
+  for (int64_t h = q_heads.begin; h < q_heads.end; ++h)
+    quantize_activation(k->type, reinterpret_cast<const float*>(row_ptr(q, 0, h, 0)), q_all + h * q_row, head_dim);
+  auto* live_at = reinterpret_cast<int64_t*>(q_all + work.queries);
+  const auto* m = mask ? reinterpret_cast<const float*>(row_ptr(mask, 0, 0, 0)) : nullptr;
+  if (p.ith == 0) *live_at = m ? mask_live_prefix(m, n_kv) : n_kv;
+  if (p.nth > 1) barrier_wait(p);
+  const int64_t live = *live_at;
+
+  int64_t ns[3] = {};
+  auto last = Clock::now();
+  auto lap = [&](int phase) {
+    const auto now = Clock::now();
+    ns[phase] += std::chrono::duration_cast<std::chrono::nanoseconds>(now - last).count();
+    last = now;
+  };
+  // Scores past the mask's live prefix are not computed: softmax does not read them.
+  const WorkRange kv_heads = split_work(k->ne[2], p.ith, p.nth);
+  const auto head_scores = [&](int64_t g) { return scores + (g - kv_heads.begin) * group * n_kv; };
+  for (int64_t r = 0; r < live; r += kDecodeSpan)
+    for (int64_t g = kv_heads.begin; g < kv_heads.end; ++g) {
+      const MulMatBatch batch{row_ptr(k, 0, g, 0), q_all + g * group * static_cast<int64_t>(q_row), q_row,
+                              reinterpret_cast<char*>(head_scores(g)), sizeof(float), n_kv * sizeof(float), false, tiles,
+                              work.tiles};
+      mul_mat_heads(kq, kq_order, batch, r, std::min(kDecodeSpan, live - r), group);
+    }
+  lap(0);
+  for (int64_t g = kv_heads.begin; g < kv_heads.end; ++g) {
+    for (int64_t j = 0; j < group; ++j) {
+      float* row = head_scores(g) + j * n_kv;
+      soft_max_row(row, m, live, scale, row, n_kv, w);
+      quantize_activation(v->type, row, p_acts + j * static_cast<int64_t>(p_row), n_kv);
+    }
+    lap(1);
+    const MulMatBatch batch{row_ptr(v, 0, g, 0), p_acts, p_row, row_ptr(kqv, 0, g * group, 0), kqv->nb[0], kqv->nb[2],
+                            false, tiles, work.tiles};
+    mul_mat_heads(kqv, kqv_order, batch, 0, v->ne[1], group);
+    lap(2);
+  }
+  times.add(ns);
+}
+
+}  // namespace
+
+bool fused_attention_fits(const Tensor* kq, const Tensor* soft_max, const Tensor* kqv, const Plan& plan, int nth) {
+  if (kq->ne[1] == 1) return decode_attention_fits(kq, soft_max, kqv, plan, nth);
+  if (!attention_operands_fit(kq, soft_max, kqv, plan)) return false;
+  const MulMatParams qk = mul_mat_params(*kq), pv = mul_mat_params(*kqv);
+  if (qk.kv_span || !qk.causal || !pv.kv_span || !pv.causal || qk.causal_past != pv.causal_past) return false;
+  const Tensor* k = kq->src[0];
+  const Tensor* v = kqv->src[0];
+  const int64_t n_kv = kq->ne[0], n_tokens = kq->ne[1];
   return dot_order(k->type, k->ne[0], n_kv, n_tokens) == DotOrder::kBatch &&
          dot_order(v->type, n_kv, v->ne[1], n_tokens, true) == DotOrder::kBatch;
 }
 
-bool fuses_attention(const std::vector<Tensor*>& nodes, size_t i, const Plan& plan) {
-  return attention_chain(nodes, i) && fused_attention_fits(nodes[i], nodes[i + 1], nodes[i + 2], plan);
+bool fuses_attention(const std::vector<Tensor*>& nodes, size_t i, const Plan& plan, int nth) {
+  return attention_chain(nodes, i) && fused_attention_fits(nodes[i], nodes[i + 1], nodes[i + 2], plan, nth);
 }
 
 size_t fused_attention_work_size(const Tensor* kq, const Tensor* kqv, int nth) {
-  const AttentionWork w = attention_work(kq, kqv);
+  const AttentionWork w = kq->ne[1] == 1 ? decode_work(kq, kqv, nth) : attention_work(kq, kqv);
   return w.shared + static_cast<size_t>(nth) * w.slice;
 }
 
 void fused_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& times) {
+  if (kq->ne[1] == 1) return decode_attention(p, kq, soft_max, kqv, times);
   using Clock = std::chrono::steady_clock;
   const Tensor* k = kq->src[0];
   const Tensor* q = kq->src[1];

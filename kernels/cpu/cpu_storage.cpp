@@ -50,7 +50,7 @@ void CpuBackend::allocate(Graph& graph, const Plan& plan) {
   plan.bind(graph, buffer_.data());
   scratch_.reserve(cpu::scratch_bytes(graph, plan, pool_.size(), [&](const Tensor& t) { return is_packed(&t); }));
   fused_.assign(graph.nodes().size(), false);
-  for (size_t i = 0; i < graph.nodes().size(); ++i) fused_[i] = fuses_attention(graph.nodes(), i, plan);
+  for (size_t i = 0; i < graph.nodes().size(); ++i) fused_[i] = fuses_attention(graph.nodes(), i, plan, pool_.size());
   allocated_ = &graph;
 }
 

@@ -87,6 +87,14 @@ void mul_mat_columns(const Tensor* dst, DotOrder order, const MulMatBatch& batch
 // The most work memory one tile of that call takes: the batch's work_size it needs.
 size_t mul_mat_columns_work_size(const Tensor* dst, DotOrder order, bool packed, int64_t row0, int64_t rows, int64_t c_begin,
                                  int64_t c_end);
+// Decode attention's products: output rows [row0, row0 + rows) of one tile whose columns are the
+// `heads` query heads sharing one K / V head (activations act_row apart, outputs out_col apart),
+// as mul_mat gives a one-token batch of such heads, in `order` (mul_mat_order); and the work
+// memory such a tile takes.
+void mul_mat_heads(const Tensor* dst, DotOrder order, const MulMatBatch& batch, int64_t row0, int64_t rows, int64_t heads);
+size_t mul_mat_heads_work_size(const Tensor* dst, DotOrder order, int64_t rows, int64_t heads);
+// The order mul_mat takes dst's dots in, all its columns together.
+DotOrder mul_mat_order(const Tensor* dst);
 
 // SOFT_MAX of one row: d[0..n) = softmax(x * scale + m), reading x and m (nullptr: no mask)
 // only before `live`, the end of the mask row's unmasked prefix (mask_live_prefix); w is n

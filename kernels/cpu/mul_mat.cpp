@@ -155,7 +155,7 @@ OutputSplit output_split(const Tensor* dst, int nth) {
   const int64_t chunk_rows = one_column(b)
                                  ? std::max(kRowBlock, ((ne01 + nth - 1) / nth + kRowBlock - 1) / kRowBlock * kRowBlock)
                                  : kRowChunk;
-  const DotOrder order = dot_order(a->type, a->ne[0], ne01, ne11, mul_mat_params(*dst).kv_span);
+  const DotOrder order = mul_mat_order(dst);
   // One column per batch, r2 batches on each src0 batch (decode attention, the query heads
   // sharing a K / V head): those batches become the columns of one tile, so each K / V row is
   // read once for all of them. Each output keeps its own dot, in the same order.
@@ -230,6 +230,19 @@ size_t mul_mat_columns_work_size(const Tensor* dst, DotOrder order, bool packed,
   for_column_tiles(dst, order, row0, rows, c_begin, c_end,
                    [&](const TilePlace& t) { most = std::max(most, tile_work_size(dst, packed, t)); });
   return most;
+}
+
+void mul_mat_heads(const Tensor* dst, DotOrder order, const MulMatBatch& batch, int64_t row0, int64_t rows, int64_t heads) {
+  dot_tile(dst->src[0]->type, order, tile_at(dst, batch, 0, TilePlace{order, row0, rows, 0, heads, dst->src[0]->ne[0]}));
+}
+
+size_t mul_mat_heads_work_size(const Tensor* dst, DotOrder order, int64_t rows, int64_t heads) {
+  return tile_work_size(dst, false, TilePlace{order, 0, rows, 0, heads, dst->src[0]->ne[0]});
+}
+
+DotOrder mul_mat_order(const Tensor* dst) {
+  const Tensor* a = dst->src[0];
+  return dot_order(a->type, a->ne[0], a->ne[1], dst->src[1]->ne[1], mul_mat_params(*dst).kv_span);
 }
 
 bool mul_mat_supports(DType weight) { return dot_supported(weight); }

@@ -39,7 +39,7 @@ size_t scratch_bytes(const Graph& graph, const Plan& plan, int n_threads, const 
   size_t bytes = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Tensor* node = nodes[i];
-    if (fuses_attention(nodes, i, plan)) {
+    if (fuses_attention(nodes, i, plan, n_threads)) {
       bytes = std::max(bytes, fused_attention_work_size(node, nodes[i + 2], n_threads));
       i += 2;
     } else {

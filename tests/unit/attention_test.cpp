@@ -1,5 +1,6 @@
-// The CPU backend's fused prefill attention against the three nodes run one by one: the same
-// output bits, the pass taken only where nothing else reads the scores, and one timing per node.
+// The CPU backend's fused attention (prefill and decode) against the three nodes run one by one:
+// the same output bits, the pass taken only where nothing else reads the scores, and one timing
+// per node.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -31,8 +32,8 @@ struct Attention {
   Tensor* kqv;
   std::unique_ptr<Backend> backend;
 
-  Attention(int64_t n_tokens, int64_t n_past, int64_t n_kv) {
-    const int64_t kne[3] = {kHead, n_kv, kKvHeads}, qne[3] = {kHead, n_tokens, kHeads}, vne[3] = {n_kv, kHead, kKvHeads};
+  Attention(int64_t n_tokens, int64_t n_past, int64_t n_kv, int64_t heads = kHeads, int64_t kv_heads = kKvHeads) {
+    const int64_t kne[3] = {kHead, n_kv, kv_heads}, qne[3] = {kHead, n_tokens, heads}, vne[3] = {n_kv, kHead, kv_heads};
     const int64_t mne[2] = {n_kv, n_tokens};
     Tensor* k = leaf(g.new_tensor(DType::F16, 3, kne, "k"), 1);
     Tensor* q = leaf(g.new_tensor(DType::F32, 3, qne, "q"), 2);
@@ -101,6 +102,33 @@ TEST(FusedAttention, SameBitsAsTheNodesOneByOne) {
         ASSERT_EQ(want.size(), got.size());
         EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size()));
       }
+}
+
+// One token over the cache: each thread takes whole K / V heads and their query heads' group as
+// one tile's columns (1 to 4 of them), the cache past the token masked; with more threads than K
+// heads the nodes run one by one.
+TEST(FusedAttention, DecodeGivesTheNodesBits) {
+  for (int64_t group : {2, 4})
+    for (int64_t n_past : {0, 37, 200})
+      for (int threads : {1, 2, 3, 5}) {
+        constexpr int64_t kv_heads = 4;
+        const int64_t n_kv = (n_past + 1 + 31) / 32 * 32;
+        SCOPED_TRACE("group " + std::to_string(group) + " n_past " + std::to_string(n_past) + " threads " +
+                     std::to_string(threads));
+        Attention fused(1, n_past, n_kv, group * kv_heads, kv_heads), nodes(1, n_past, n_kv, group * kv_heads, kv_heads);
+        nodes.kq->flags |= kOutput;
+        const auto want = nodes.run(threads), got = fused.run(threads);
+        EXPECT_TRUE(nodes.scores_written());
+        EXPECT_EQ(threads <= kv_heads, !fused.scores_written()) << "the fused pass runs where every thread has a K head";
+        ASSERT_EQ(want.size(), got.size());
+        EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size()));
+      }
+}
+
+TEST(FusedAttention, DecodeWithoutGroupedHeadsRunsTheNodes) {
+  Attention a(1, 20, 32, kKvHeads, kKvHeads);
+  a.run(2);
+  EXPECT_TRUE(a.scores_written());
 }
 
 TEST(FusedAttention, RecordsOneTimingPerNode) {
