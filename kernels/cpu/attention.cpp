@@ -77,6 +77,32 @@ AttentionWork decode_work(const Tensor* kq, const Tensor* kqv, int nth) {
   return w;
 }
 
+// A thread's slice of the pass's work memory, in AttentionWork's order.
+struct AttentionSlice {
+  float* scores;
+  char* probs;
+  float* softmax;
+  char* tiles;
+};
+
+AttentionSlice attention_slice(const ComputeParams& p, const AttentionWork& work, const Tensor* kq) {
+  require_work(p, work.shared + static_cast<size_t>(p.nth) * work.slice, kq);
+  char* mine = thread_work(p, work.shared, work.slice);
+  char* probs = mine + work.scores;
+  return {reinterpret_cast<float*>(mine), probs, reinterpret_cast<float*>(probs + work.probs), probs + work.probs + work.softmax};
+}
+
+// Nanoseconds a thread spends on each node's share of the pass, a lap at the end of each share.
+struct PartClock {
+  int64_t ns[3] = {};
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+  void lap(int part) {
+    const auto now = std::chrono::steady_clock::now();
+    ns[part] += std::chrono::duration_cast<std::chrono::nanoseconds>(now - last).count();
+    last = now;
+  }
+};
+
 // The checks both passes share: the three nodes' links, 3-d operands, dense queries and mask
 // rows, and kqv placed over none of K, V and the mask (outputs are written while they are still
 // read; the queries are read first), e.g. the last mask, which dies with these nodes.
@@ -110,7 +136,6 @@ bool decode_attention_fits(const Tensor* kq, const Tensor* soft_max, const Tenso
 }
 
 void decode_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& times) {
-  using Clock = std::chrono::steady_clock;
   const Tensor* k = kq->src[0];
   const Tensor* q = kq->src[1];
   const Tensor* v = kqv->src[0];
@@ -121,12 +146,7 @@ void decode_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max
   const float scale = scale_param(*soft_max);
 
   const AttentionWork work = decode_work(kq, kqv, p.nth);
-  require_work(p, work.shared + static_cast<size_t>(p.nth) * work.slice, kq);
-  char* mine = thread_work(p, work.shared, work.slice);
-  auto* scores = reinterpret_cast<float*>(mine);
-  char* p_acts = mine + work.scores;
-  auto* w = reinterpret_cast<float*>(p_acts + work.probs);
-  char* tiles = p_acts + work.probs + work.softmax;
+  const AttentionSlice mine = attention_slice(p, work, kq);
 
   // Every query is converted before any output is written: kqv may lie where the queries were.
   char* q_all = static_cast<char*>(p.wdata);
@@ -139,37 +159,31 @@ void decode_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max
   if (p.nth > 1) barrier_wait(p);
   const int64_t live = *live_at;
 
-  int64_t ns[3] = {};
-  auto last = Clock::now();
-  auto lap = [&](int phase) {
-    const auto now = Clock::now();
-    ns[phase] += std::chrono::duration_cast<std::chrono::nanoseconds>(now - last).count();
-    last = now;
-  };
+  PartClock clock;
   // Scores past the mask's live prefix are not computed: softmax does not read them.
   const WorkRange kv_heads = split_work(k->ne[2], p.ith, p.nth);
-  const auto head_scores = [&](int64_t g) { return scores + (g - kv_heads.begin) * group * n_kv; };
+  const auto head_scores = [&](int64_t g) { return mine.scores + (g - kv_heads.begin) * group * n_kv; };
   for (int64_t r = 0; r < live; r += kDecodeSpan)
     for (int64_t g = kv_heads.begin; g < kv_heads.end; ++g) {
       const MulMatBatch batch{row_ptr(k, 0, g, 0), q_all + g * group * static_cast<int64_t>(q_row), q_row,
-                              reinterpret_cast<char*>(head_scores(g)), sizeof(float), n_kv * sizeof(float), false, tiles,
+                              reinterpret_cast<char*>(head_scores(g)), sizeof(float), n_kv * sizeof(float), false, mine.tiles,
                               work.tiles};
       mul_mat_heads(kq, kq_order, batch, r, std::min(kDecodeSpan, live - r), group);
     }
-  lap(0);
+  clock.lap(0);
   for (int64_t g = kv_heads.begin; g < kv_heads.end; ++g) {
     for (int64_t j = 0; j < group; ++j) {
       float* row = head_scores(g) + j * n_kv;
-      soft_max_row(row, m, live, scale, row, n_kv, w);
-      quantize_activation(v->type, row, p_acts + j * static_cast<int64_t>(p_row), n_kv);
+      soft_max_row(row, m, live, scale, row, n_kv, mine.softmax);
+      quantize_activation(v->type, row, mine.probs + j * static_cast<int64_t>(p_row), n_kv);
     }
-    lap(1);
-    const MulMatBatch batch{row_ptr(v, 0, g, 0), p_acts, p_row, row_ptr(kqv, 0, g * group, 0), kqv->nb[0], kqv->nb[2],
-                            false, tiles, work.tiles};
+    clock.lap(1);
+    const MulMatBatch batch{row_ptr(v, 0, g, 0), mine.probs, p_row, row_ptr(kqv, 0, g * group, 0), kqv->nb[0], kqv->nb[2],
+                            false, mine.tiles, work.tiles};
     mul_mat_heads(kqv, kqv_order, batch, 0, v->ne[1], group);
-    lap(2);
+    clock.lap(2);
   }
-  times.add(ns);
+  times.add(clock.ns);
 }
 
 }  // namespace
@@ -197,7 +211,6 @@ size_t fused_attention_work_size(const Tensor* kq, const Tensor* kqv, int nth) {
 
 void fused_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& times) {
   if (kq->ne[1] == 1) return decode_attention(p, kq, soft_max, kqv, times);
-  using Clock = std::chrono::steady_clock;
   const Tensor* k = kq->src[0];
   const Tensor* q = kq->src[1];
   const Tensor* v = kqv->src[0];
@@ -209,15 +222,10 @@ void fused_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max,
   const float scale = scale_param(*soft_max);
 
   const AttentionWork work = attention_work(kq, kqv);
-  require_work(p, work.shared + static_cast<size_t>(p.nth) * work.slice, kq);
-  char* mine = thread_work(p, work.shared, work.slice);
-  auto* scores = reinterpret_cast<float*>(mine);
-  char* p_acts = mine + work.scores;
-  auto* w = reinterpret_cast<float*>(p_acts + work.probs);
-  char* tiles = p_acts + work.probs + work.softmax;
+  const AttentionSlice mine = attention_slice(p, work, kq);
+  float* scores = mine.scores;
 
-  int64_t ns[3] = {};
-  auto last = Clock::now();
+  PartClock clock;
   // Every query is converted (and every mask row's live prefix found) before any output is
   // written: the planner may place kqv where the queries were, as it may for unfused nodes.
   char* q_all = static_cast<char*>(p.wdata);
@@ -232,11 +240,6 @@ void fused_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max,
   for (int64_t t = mask_rows.begin; t < mask_rows.end; ++t)
     live[t] = mask ? mask_live_prefix(reinterpret_cast<const float*>(row_ptr(mask, t, 0, 0)), n_kv) : n_kv;
   if (p.nth > 1) barrier_wait(p);
-  auto lap = [&](int phase) {
-    const auto now = Clock::now();
-    ns[phase] += std::chrono::duration_cast<std::chrono::nanoseconds>(now - last).count();
-    last = now;
-  };
   const int64_t blocks = (n_tokens + kQueryBlock - 1) / kQueryBlock;
   const WorkRange items = split_work(heads * blocks, p.ith, p.nth);
   for (int64_t item = items.begin; item < items.end; ++item) {
@@ -245,22 +248,23 @@ void fused_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max,
     // Scores of query t at column t - c0, one KV position per float; past a query they are
     // left unwritten, and the softmax reads only up to its mask's live prefix.
     const MulMatBatch kq_batch{row_ptr(k, 0, h / k_share, 0), q_acts, q_row, reinterpret_cast<char*>(scores),
-                               sizeof(float), n_kv * sizeof(float), false, tiles, work.tiles};
+                               sizeof(float), n_kv * sizeof(float), false, mine.tiles, work.tiles};
     mul_mat_columns(kq, kq_order, kq_batch, 0, n_kv, c0, c1);
-    lap(0);
+    clock.lap(0);
     for (int64_t t = c0; t < c1; ++t) {
       float* row = scores + (t - c0) * n_kv;
       const auto* m = mask ? reinterpret_cast<const float*>(row_ptr(mask, t, 0, 0)) : nullptr;
-      soft_max_row(row, m, live[t], scale, row, n_kv, w);
+      soft_max_row(row, m, live[t], scale, row, n_kv, mine.softmax);
     }
-    lap(1);
-    for (int64_t t = c0; t < c1; ++t) quantize_activation(v->type, scores + (t - c0) * n_kv, p_acts + (t - c0) * p_row, n_kv);
-    const MulMatBatch kqv_batch{row_ptr(v, 0, h / v_share, 0), p_acts, p_row, row_ptr(kqv, c0, h, 0), kqv->nb[0], kqv->nb[1],
-                                false, tiles, work.tiles};
+    clock.lap(1);
+    for (int64_t t = c0; t < c1; ++t)
+      quantize_activation(v->type, scores + (t - c0) * n_kv, mine.probs + (t - c0) * p_row, n_kv);
+    const MulMatBatch kqv_batch{row_ptr(v, 0, h / v_share, 0), mine.probs, p_row, row_ptr(kqv, c0, h, 0), kqv->nb[0],
+                                kqv->nb[1], false, mine.tiles, work.tiles};
     mul_mat_columns(kqv, kqv_order, kqv_batch, 0, v_rows, c0, c1);
-    lap(2);
+    clock.lap(2);
   }
-  times.add(ns);
+  times.add(clock.ns);
 }
 
 }  // namespace engine::cpu
