@@ -53,22 +53,26 @@ AttentionWork attention_work(const Tensor* kq, const Tensor* kqv) {
   return w;
 }
 
-// Decode: K rows per tile, taken span by span over every K head of a thread, so that its part of
-// each cache row (the heads are adjacent in a row) is read in one piece.
+// Decode: K rows per tile, taken span by span over the K heads a thread holds at once, so that
+// its part of each cache row (the heads are adjacent in a row) is read in one piece.
 constexpr int64_t kDecodeSpan = 16;
 
+// K heads a thread holds the scores of at once: at most kQueryBlock query heads' rows, so that the
+// decode pass needs no more work memory than a prefill block's.
+int64_t heads_together(int64_t group) { return std::max<int64_t>(1, kQueryBlock / group); }
+
 // The decode pass's work memory: shared, every query head in K's dot format and the mask's live
-// prefix; per thread the scores of all its heads' queries, one K head's probabilities in V's dot
-// format, softmax's row of scaled scores and the work memory of its tiles.
+// prefix; per thread the scores of the query heads of the K heads it holds at once, one K head's
+// probabilities in V's dot format, softmax's row of scaled scores and the work memory of its tiles.
 AttentionWork decode_work(const Tensor* kq, const Tensor* kqv, int nth) {
   const Tensor* k = kq->src[0];
   const Tensor* v = kqv->src[0];
   const int64_t n_kv = kq->ne[0], heads = kq->ne[2], group = heads / k->ne[2];
-  const int64_t heads_a_thread = (k->ne[2] + nth - 1) / nth;
+  const int64_t held = std::min((k->ne[2] + nth - 1) / nth, heads_together(group));
   AttentionWork w{};
   w.queries = work_bytes(row_bytes(vec_dot_type(k->type), k->ne[0]) * static_cast<size_t>(heads));
   w.shared = w.queries + work_bytes(sizeof(int64_t));
-  w.scores = work_bytes(static_cast<size_t>(heads_a_thread * group * n_kv) * sizeof(float));
+  w.scores = work_bytes(static_cast<size_t>(held * group * n_kv) * sizeof(float));
   w.probs = work_bytes(static_cast<size_t>(group) * row_bytes(vec_dot_type(v->type), n_kv));
   w.softmax = work_bytes(static_cast<size_t>(n_kv) * sizeof(float));
   w.tiles = std::max(mul_mat_heads_work_size(kq, mul_mat_order(kq), kDecodeSpan, group),
@@ -126,12 +130,14 @@ bool attention_operands_fit(const Tensor* kq, const Tensor* soft_max, const Tens
 
 // One token's attention on nth threads: each takes whole K / V heads (K and V pair up head for
 // head), so there must be as many as threads; the nodes make each head's group of query heads
-// the columns of one tile only where a group has several heads and their orders are per row.
+// the columns of one tile only where a group has several heads and their orders are per row; a
+// group of more than kQueryBlock heads would need more work memory than a prefill block.
 bool decode_attention_fits(const Tensor* kq, const Tensor* soft_max, const Tensor* kqv, const Plan& plan, int nth) {
   if (!attention_operands_fit(kq, soft_max, kqv, plan) || kq->ne[1] != 1) return false;
   const Tensor* k = kq->src[0];
   const Tensor* v = kqv->src[0];
-  return k->ne[2] == v->ne[2] && k->ne[2] >= nth && kq->ne[2] / k->ne[2] > 1 && mul_mat_order(kq) != DotOrder::kBatch &&
+  const int64_t group = kq->ne[2] / k->ne[2];
+  return k->ne[2] == v->ne[2] && k->ne[2] >= nth && group > 1 && group <= kQueryBlock && mul_mat_order(kq) != DotOrder::kBatch &&
          mul_mat_order(kqv) != DotOrder::kBatch;
 }
 
@@ -160,28 +166,31 @@ void decode_attention(const ComputeParams& p, Tensor* kq, const Tensor* soft_max
   const int64_t live = *live_at;
 
   PartClock clock;
-  // Scores past the mask's live prefix are not computed: softmax does not read them.
   const WorkRange kv_heads = split_work(k->ne[2], p.ith, p.nth);
-  const auto head_scores = [&](int64_t g) { return mine.scores + (g - kv_heads.begin) * group * n_kv; };
-  for (int64_t r = 0; r < live; r += kDecodeSpan)
-    for (int64_t g = kv_heads.begin; g < kv_heads.end; ++g) {
-      const MulMatBatch batch{row_ptr(k, 0, g, 0), q_all + g * group * static_cast<int64_t>(q_row), q_row,
-                              reinterpret_cast<char*>(head_scores(g)), sizeof(float), n_kv * sizeof(float), false, mine.tiles,
-                              work.tiles};
-      mul_mat_heads(kq, kq_order, batch, r, std::min(kDecodeSpan, live - r), group);
+  for (int64_t g0 = kv_heads.begin; g0 < kv_heads.end; g0 += heads_together(group)) {
+    const int64_t g1 = std::min(kv_heads.end, g0 + heads_together(group));
+    const auto head_scores = [&](int64_t g) { return mine.scores + (g - g0) * group * n_kv; };
+    // Scores past the mask's live prefix are not computed: softmax does not read them.
+    for (int64_t r = 0; r < live; r += kDecodeSpan)
+      for (int64_t g = g0; g < g1; ++g) {
+        const MulMatBatch batch{row_ptr(k, 0, g, 0), q_all + g * group * static_cast<int64_t>(q_row), q_row,
+                                reinterpret_cast<char*>(head_scores(g)), sizeof(float), n_kv * sizeof(float), false,
+                                mine.tiles, work.tiles};
+        mul_mat_heads(kq, kq_order, batch, r, std::min(kDecodeSpan, live - r), group);
+      }
+    clock.lap(0);
+    for (int64_t g = g0; g < g1; ++g) {
+      for (int64_t j = 0; j < group; ++j) {
+        float* row = head_scores(g) + j * n_kv;
+        soft_max_row(row, m, live, scale, row, n_kv, mine.softmax);
+        quantize_activation(v->type, row, mine.probs + j * static_cast<int64_t>(p_row), n_kv);
+      }
+      clock.lap(1);
+      const MulMatBatch batch{row_ptr(v, 0, g, 0), mine.probs, p_row, row_ptr(kqv, 0, g * group, 0), kqv->nb[0], kqv->nb[2],
+                              false, mine.tiles, work.tiles};
+      mul_mat_heads(kqv, kqv_order, batch, 0, v->ne[1], group);
+      clock.lap(2);
     }
-  clock.lap(0);
-  for (int64_t g = kv_heads.begin; g < kv_heads.end; ++g) {
-    for (int64_t j = 0; j < group; ++j) {
-      float* row = head_scores(g) + j * n_kv;
-      soft_max_row(row, m, live, scale, row, n_kv, mine.softmax);
-      quantize_activation(v->type, row, mine.probs + j * static_cast<int64_t>(p_row), n_kv);
-    }
-    clock.lap(1);
-    const MulMatBatch batch{row_ptr(v, 0, g, 0), mine.probs, p_row, row_ptr(kqv, 0, g * group, 0), kqv->nb[0], kqv->nb[2],
-                            false, mine.tiles, work.tiles};
-    mul_mat_heads(kqv, kqv_order, batch, 0, v->ne[1], group);
-    clock.lap(2);
   }
   times.add(clock.ns);
 }

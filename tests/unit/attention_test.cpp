@@ -105,10 +105,10 @@ TEST(FusedAttention, SameBitsAsTheNodesOneByOne) {
 }
 
 // One token over the cache: each thread takes whole K / V heads and their query heads' group as
-// one tile's columns (1 to 4 of them), the cache past the token masked; with more threads than K
-// heads the nodes run one by one.
+// one tile's columns, the cache past the token masked (groups of 32 heads: a thread holds two K
+// heads' scores at a time); with more threads than K heads the nodes run one by one.
 TEST(FusedAttention, DecodeGivesTheNodesBits) {
-  for (int64_t group : {2, 4})
+  for (int64_t group : {2, 4, 32})
     for (int64_t n_past : {0, 37, 200})
       for (int threads : {1, 2, 3, 5}) {
         constexpr int64_t kv_heads = 4;
@@ -125,10 +125,14 @@ TEST(FusedAttention, DecodeGivesTheNodesBits) {
       }
 }
 
-TEST(FusedAttention, DecodeWithoutGroupedHeadsRunsTheNodes) {
-  Attention a(1, 20, 32, kKvHeads, kKvHeads);
-  a.run(2);
-  EXPECT_TRUE(a.scores_written());
+// A K head per query head has no group to make a tile of; 80 query heads on one K head would need
+// more work memory than a prefill block.
+TEST(FusedAttention, DecodeRunsTheNodesWithoutGroupsOrWithOnesTooLarge) {
+  for (int64_t heads : {int64_t{kKvHeads}, 80 * int64_t{kKvHeads}}) {
+    Attention a(1, 20, 32, heads, kKvHeads);
+    a.run(2);
+    EXPECT_TRUE(a.scores_written()) << heads << " query heads";
+  }
 }
 
 TEST(FusedAttention, RecordsOneTimingPerNode) {
