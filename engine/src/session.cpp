@@ -51,9 +51,18 @@ Reserve reserve_for(const Model& model, const KVCache& kv, const SessionParams& 
   return Reserve{std::move(step), std::move(plan)};
 }
 
+// The largest step's scratch, or a one-token step's at the full context where that takes more
+// (a backend may hold every query head's scores for one token where a short prompt batch holds
+// fewer rows of them).
+size_t scratch_of(const Model& model, const KVCache& kv, const Reserve& reserve, const SessionParams& params) {
+  const StepGraph last_token = build_step_graph(model, kv, StepShape{1, kv.n_ctx() - 1, 1});
+  const Plan last_token_plan = Plan::make(*last_token.graph);
+  return std::max(backend_scratch_bytes(params.backend, *reserve.step.graph, reserve.plan, params.n_threads),
+                  backend_scratch_bytes(params.backend, *last_token.graph, last_token_plan, params.n_threads));
+}
+
 MemoryUse memory_of(const Model& model, const KVCache& kv, const Reserve& reserve, const SessionParams& params) {
-  return MemoryUse{model.weight_storage_bytes(), kv.bytes(), reserve.plan.buffer_size,
-                   backend_scratch_bytes(params.backend, *reserve.step.graph, reserve.plan, params.n_threads)};
+  return MemoryUse{model.weight_storage_bytes(), kv.bytes(), reserve.plan.buffer_size, scratch_of(model, kv, reserve, params)};
 }
 
 }  // namespace
