@@ -21,7 +21,7 @@ struct AttentionTimes {
 };
 
 // True when kq -> soft_max -> kqv is a causal prefill attention, or one token's attention with
-// query heads grouped on each K / V head and at least nth such heads, that the fused pass on nth
+// 2 to 64 query heads on each K / V head and at least nth such heads, that the fused pass on nth
 // threads reproduces, the plan having put kqv over none of its inputs (outputs are written while
 // they are read). The caller checks that nothing else reads kq or soft_max: the pass does not
 // write them.
