@@ -167,10 +167,16 @@ OutputSplit output_split(const Tensor* dst, int nth) {
   return {chunk_rows, (ne01 + chunk_rows - 1) / chunk_rows, heads, order, false};
 }
 
+// The one tile of output rows [row0, row0 + rows) whose columns are `heads` query heads sharing a
+// K / V head: the unfused nodes' tile and the fused decode pass's (attention.cpp) alike.
+TilePlace heads_place(const Tensor* dst, DotOrder order, int64_t row0, int64_t rows, int64_t heads) {
+  return TilePlace{order, row0, rows, 0, heads, dst->src[0]->ne[0]};
+}
+
 // Calls tile(place) for each tile of the work item of output rows [row0, row0 + rows).
 template <typename Fn>
 void for_item_tiles(const Tensor* dst, const OutputSplit& split, int64_t row0, int64_t rows, Fn tile) {
-  if (split.heads > 1) return tile(TilePlace{split.order, row0, rows, 0, split.heads, dst->src[0]->ne[0]});
+  if (split.heads > 1) return tile(heads_place(dst, split.order, row0, rows, split.heads));
   for_column_tiles(dst, split.order, row0, rows, 0, dst->src[1]->ne[1], tile);
 }
 
@@ -233,11 +239,11 @@ size_t mul_mat_columns_work_size(const Tensor* dst, DotOrder order, bool packed,
 }
 
 void mul_mat_heads(const Tensor* dst, DotOrder order, const MulMatBatch& batch, int64_t row0, int64_t rows, int64_t heads) {
-  dot_tile(dst->src[0]->type, order, tile_at(dst, batch, 0, TilePlace{order, row0, rows, 0, heads, dst->src[0]->ne[0]}));
+  dot_tile(dst->src[0]->type, order, tile_at(dst, batch, 0, heads_place(dst, order, row0, rows, heads)));
 }
 
 size_t mul_mat_heads_work_size(const Tensor* dst, DotOrder order, int64_t rows, int64_t heads) {
-  return tile_work_size(dst, false, TilePlace{order, 0, rows, 0, heads, dst->src[0]->ne[0]});
+  return tile_work_size(dst, false, heads_place(dst, order, 0, rows, heads));
 }
 
 DotOrder mul_mat_order(const Tensor* dst) {
