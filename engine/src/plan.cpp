@@ -71,7 +71,20 @@ class Arena {
   size_t peak_ = 0;
 };
 
+// A product of one activation column by a leaf (a weight: no node writes it).
+bool leaf_column_product(const Tensor* t) {
+  const Tensor* b = t->src[1];
+  return t->op == Op::MUL_MAT && t->src[0]->op == Op::NONE && b->ne[1] == 1 && b->ne[2] * b->ne[3] == 1;
+}
+
 }  // namespace
+
+size_t Plan::first_sibling(const std::vector<Tensor*>& nodes, size_t j) {
+  if (!leaf_column_product(nodes[j])) return j;
+  for (size_t i = j >= kSiblingWindow ? j - kSiblingWindow : 0; i < j; ++i)
+    if (leaf_column_product(nodes[i]) && nodes[i]->src[1] == nodes[j]->src[1]) return first_sibling(nodes, i);
+  return j;
+}
 
 std::vector<Lifetime> Plan::lifetimes(const Graph& graph) {
   const auto& nodes = graph.nodes();
@@ -90,7 +103,7 @@ std::vector<Lifetime> Plan::lifetimes(const Graph& graph) {
     const Tensor* n = nodes[i];
     if (!needs_placement(n)) continue;
     const auto it = last_use.find(n);
-    out.push_back({n, i, n->has(kOutput) ? end : it == last_use.end() ? i : it->second});
+    out.push_back({n, first_sibling(nodes, i), n->has(kOutput) ? end : it == last_use.end() ? i : it->second});
     const Tensor* s = n->src[0];
     const bool read_otherwise =
         std::any_of(std::begin(n->src) + 1, std::end(n->src), [&](const Tensor* o) { return o && storage_of(o) == s; });

@@ -97,7 +97,19 @@ void CpuBackend::compute(const Graph& graph, Profiler* profiler) {
     profiler->record({static_cast<int>(i), node->op, node->name, node->layer, "cpu", ns});
   };
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (i < fused_.size() && fused_[i]) {
+    if (schedule_.grouped[i]) {  // computed in an earlier node's product group
+      if (profiler) record(i, group_ns_[i] + elapsed_ns());
+      continue;
+    }
+    if (!schedule_.groups[i].empty()) {
+      run_group(nodes, i);
+      if (profiler) {
+        share_group_time(nodes, i, elapsed_ns());
+        record(i, group_ns_[i]);
+      }
+      continue;
+    }
+    if (schedule_.fused[i]) {
       AttentionTimes parts;
       run_attention(nodes[i], nodes[i + 1], nodes[i + 2], parts);
       if (profiler) {  // the pass's time split among the three nodes as their work was
@@ -150,6 +162,35 @@ void CpuBackend::run_attention(Tensor* kq, const Tensor* soft_max, Tensor* kqv, 
     mine.ith = ith;
     fused_attention(mine, kq, soft_max, kqv, parts);
   });
+}
+
+void CpuBackend::run_group(const std::vector<Tensor*>& nodes, size_t i) {
+  group_products_.clear();
+  for (size_t m : schedule_.groups[i]) group_products_.push_back({nodes[m], is_packed(nodes[m]->src[0])});
+  ComputeParams params;
+  params.nth = pool_.size();
+  params.wdata = scratch_.data();
+  params.wsize = scratch_.size();
+  claims_.reset(params.nth);
+  params.claims = &claims_;
+  pool_.run(params.nth, [&](int ith) {
+    ComputeParams mine = params;
+    mine.ith = ith;
+    mul_mat_column_group(mine, group_products_);
+  });
+}
+
+void CpuBackend::share_group_time(const std::vector<Tensor*>& nodes, size_t i, uint64_t ns) {
+  const std::vector<size_t>& members = schedule_.groups[i];
+  const auto weight_bytes = [&](size_t m) { return static_cast<double>(nodes[m]->src[0]->nbytes()); };
+  double bytes = 0;
+  for (size_t m : members) bytes += weight_bytes(m);
+  uint64_t given = 0;
+  for (size_t m = 1; m < members.size(); ++m) {
+    group_ns_[members[m]] = static_cast<uint64_t>(static_cast<double>(ns) * weight_bytes(members[m]) / bytes);
+    given += group_ns_[members[m]];
+  }
+  group_ns_[i] = ns - std::min(ns, given);
 }
 
 void CpuBackend::run_node(Tensor* node) {

@@ -3,7 +3,8 @@
 // repack.h), the KV cache and the compute buffer in host memory (cpu_storage.cpp); validates
 // every node against the kernels' (op, dtype) support, then runs the nodes in order on a
 // persistent thread pool, timing each with steady_clock when profiling (cpu_backend.cpp). A
-// causal prefill attention (kq, its softmax, kqv) runs as one fused pass (attention.h).
+// causal attention (kq, its softmax, kqv) runs as one fused pass, and decode's products of one
+// column as one job (schedule.h).
 #include <optional>
 #include <vector>
 
@@ -11,6 +12,8 @@
 #include "cpu/cpu_device.h"
 #include "cpu/decode_tuning.h"
 #include "cpu/host_buffer.h"
+#include "cpu/kernels.h"
+#include "cpu/schedule.h"
 #include "cpu/thread_pool.h"
 #include "engine/backend.h"
 #include "engine/host_memory.h"
@@ -56,6 +59,10 @@ class CpuBackend final : public Backend {
   void pack_weights(const Graph& graph);
   void run_attention(Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& parts);
   void run_node(Tensor* node);
+  // Runs the product group starting at node i (product_groups.h) in one job; with a profiler,
+  // leaves each member's share of the job's `ns` in group_ns_, as its weight's share of the bytes.
+  void run_group(const std::vector<Tensor*>& nodes, size_t i);
+  void share_group_time(const std::vector<Tensor*>& nodes, size_t i, uint64_t ns);
 
   ThreadPool pool_;
   Barrier barrier_;
@@ -63,7 +70,9 @@ class CpuBackend final : public Backend {
   HostBuffer buffer_;
   HostBuffer scratch_;  // scratch_bytes of each graph allocated (scratch.h); compute never grows it
   const Graph* allocated_ = nullptr;  // the graph last allocated: the one compute may run
-  std::vector<bool> fused_;           // by node of it: a fused attention starts here
+  Schedule schedule_;                 // of that graph: the nodes run together
+  std::vector<uint64_t> group_ns_;    // by node of it: its share of its product group's time
+  std::vector<ColumnProduct> group_products_;  // the product group running now
   DeviceInfo device_;
   const std::vector<GGUFTensorInfo>* weight_infos_ = nullptr;  // where each weight lies in weights_
   HostMemory weights_;

@@ -11,6 +11,7 @@
 #include "cpu/decode_tuning.h"
 #include "cpu/repack.h"
 #include "cpu/row_split.h"
+#include "cpu/schedule.h"
 #include "cpu/scratch.h"
 #include "engine/error.h"
 
@@ -49,8 +50,8 @@ void CpuBackend::allocate(Graph& graph, const Plan& plan) {
   buffer_.reserve(plan.buffer_size);
   plan.bind(graph, buffer_.data());
   scratch_.reserve(cpu::scratch_bytes(graph, plan, pool_.size(), [&](const Tensor& t) { return is_packed(&t); }));
-  fused_.assign(graph.nodes().size(), false);
-  for (size_t i = 0; i < graph.nodes().size(); ++i) fused_[i] = fuses_attention(graph.nodes(), i, plan, pool_.size());
+  schedule_ = schedule(graph.nodes(), plan, pool_.size());
+  group_ns_.assign(graph.nodes().size(), 0);
   allocated_ = &graph;
 }
 

@@ -4,6 +4,7 @@
 // (the *_work_size functions below, node_work_size in scratch.h) and receive it in
 // ComputeParams::wdata, shared by all threads, each thread using its own slice of it.
 #include <cstddef>
+#include <span>
 
 #include "cpu/row_split.h"
 #include "cpu/vec_dot.h"
@@ -95,6 +96,21 @@ void mul_mat_heads(const Tensor* dst, DotOrder order, const MulMatBatch& batch, 
 size_t mul_mat_heads_work_size(const Tensor* dst, DotOrder order, int64_t rows, int64_t heads);
 // The order mul_mat takes dst's dots in, all its columns together.
 DotOrder mul_mat_order(const Tensor* dst);
+
+// Decode's products of one activation column by several weights (a layer's Q, K and V; its gate
+// and up; product_groups.h): one job in which each thread converts the column once, then takes
+// its share of all their output rows as one range, the products' rows one after another. Each
+// output's bits are mul_mat's.
+struct ColumnProduct {
+  const Tensor* dst;
+  bool weight_packed;  // as ComputeParams::weight_packed
+};
+void mul_mat_column_group(const ComputeParams& p, std::span<const ColumnProduct> products);
+size_t mul_mat_column_group_work_size(std::span<const ColumnProduct> products, int nth);
+// Whether dst can join a column group that starts with `first`: both multiply the same one
+// column, in one dot format, outside the AMX path (which products may run early is the
+// schedule's to say, schedule.h).
+bool mul_mat_joins_column_group(const Tensor* first, const Tensor* dst);
 
 // SOFT_MAX of one row: d[0..n) = softmax(x * scale + m), reading x and m (nullptr: no mask)
 // only before `live`, the end of the mask row's unmasked prefix (mask_live_prefix); w is n

@@ -1,7 +1,9 @@
 // MUL_MAT on the CPU: dst[i01, i11, i12, i13] = dot(src0 row i01 of batch (i12/r2, i13/r3),
 // src1 row (i11, i12, i13)). src1 rows are first converted to the weight's vec_dot format.
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <span>
 
 #include "cpu/kernels.h"
 #include "cpu/mul_mat_amx.h"
@@ -145,16 +147,11 @@ struct OutputSplit {
   bool spans_first;
 };
 
-OutputSplit output_split(const Tensor* dst, int nth) {
+OutputSplit output_split(const Tensor* dst) {
   const Tensor* a = dst->src[0];
   const Tensor* b = dst->src[1];
   const int64_t ne01 = a->ne[1], ne11 = b->ne[1];
-  // One activation column (decode): a thread's even, contiguous range of rows, the most any piece
-  // it claims holds (mul_mat_one_column), so the tiles' work is sized for it; otherwise row chunks
-  // are reused per column.
-  const int64_t chunk_rows = one_column(b)
-                                 ? std::max(kRowBlock, ((ne01 + nth - 1) / nth + kRowBlock - 1) / kRowBlock * kRowBlock)
-                                 : kRowChunk;
+  const int64_t chunk_rows = kRowChunk;
   const DotOrder order = mul_mat_order(dst);
   // One column per batch, r2 batches on each src0 batch (decode attention, the query heads
   // sharing a K / V head): those batches become the columns of one tile, so each K / V row is
@@ -180,45 +177,82 @@ void for_item_tiles(const Tensor* dst, const OutputSplit& split, int64_t row0, i
   for_column_tiles(dst, split.order, row0, rows, 0, dst->src[1]->ne[1], tile);
 }
 
-// The work memory: the converted activations, shared (with one column, a copy per thread), then
-// per thread a slice that holds the gathered row of a strided activation in the first phase, its
-// tiles' work in the second; and the split of the output the sizes were taken for.
+// The work memory: the converted activations, shared, then per thread a slice that holds the
+// gathered row of a strided activation in the first phase, its tiles' work in the second; and
+// the split of the output the sizes were taken for.
 struct MulMatWork {
   size_t acts, slice;
   OutputSplit split;
 };
 
-MulMatWork mul_mat_work(const Tensor* dst, int nth, bool weight_packed) {
+size_t gather_bytes(const Tensor* b) {
+  return b->nb[0] != sizeof(float) ? work_bytes(static_cast<size_t>(b->ne[0]) * sizeof(float)) : 0;
+}
+
+MulMatWork mul_mat_work(const Tensor* dst, bool weight_packed) {
   const Tensor* a = dst->src[0];
   const Tensor* b = dst->src[1];
-  const size_t gather = b->nb[0] != sizeof(float) ? work_bytes(static_cast<size_t>(b->ne[0]) * sizeof(float)) : 0;
   // The first work item's tiles take the most: later ones have no more rows, nor causal tiles more columns.
-  const OutputSplit split = output_split(dst, nth);
+  const OutputSplit split = output_split(dst);
   size_t tiles = 0;
   for_item_tiles(dst, split, 0, std::min(a->ne[1], split.chunk_rows),
                  [&](const TilePlace& t) { tiles = std::max(tiles, tile_work_size(dst, weight_packed, t)); });
-  return {act_region_bytes(a, b) * static_cast<size_t>(one_column(b) ? nth : 1), std::max(gather, tiles), split};
+  return {act_region_bytes(a, b), std::max(gather_bytes(b), tiles), split};
 }
 
-// A one_column product on thread p.ith: its own copy of the converted column, then rows in whole
-// kRowBlock groups: its range and others' tails as p.claims hands them out, else its even share.
-void mul_mat_one_column(const ComputeParams& p, const Tensor* dst, const MulMatWork& work) {
-  const Tensor* a = dst->src[0];
-  const Tensor* b = dst->src[1];
+int64_t row_groups(const Tensor* dst) { return (dst->src[0]->ne[1] + kRowBlock - 1) / kRowBlock; }
+
+// One-column products' work memory: each thread's copy of the converted column, then its slice;
+// and their output rows in kRowBlock groups, all products' groups counted one after another.
+struct ColumnWork {
+  size_t acts, slice;
+  int64_t groups;
+};
+
+ColumnWork column_work(std::span<const ColumnProduct> products, int nth) {
+  const Tensor* first = products.front().dst;
+  int64_t groups = 0;
+  for (const ColumnProduct& product : products) groups += row_groups(product.dst);
+  // A piece a thread claims lies within one thread's even range of the groups.
+  const int64_t most_rows = (groups + nth - 1) / nth * kRowBlock;
+  size_t tiles = 0;
+  for (const ColumnProduct& product : products) {
+    const Tensor* dst = product.dst;
+    for_column_tiles(dst, mul_mat_order(dst), 0, std::min(dst->src[0]->ne[1], most_rows), 0, 1,
+                     [&](const TilePlace& t) { tiles = std::max(tiles, tile_work_size(dst, product.weight_packed, t)); });
+  }
+  return {act_region_bytes(first->src[0], first->src[1]) * static_cast<size_t>(nth), std::max(gather_bytes(first->src[1]), tiles),
+          groups};
+}
+
+// One-column products of one column on thread p.ith: its own copy of the converted column, then
+// rows in whole kRowBlock groups, the products' groups one after another: its range and others'
+// tails as p.claims hands them out, else its even share.
+void mul_mat_one_column(const ComputeParams& p, std::span<const ColumnProduct> products, const ColumnWork& work) {
+  const Tensor* first = products.front().dst;
+  const Tensor* b = first->src[1];
+  const DType weight = first->src[0]->type;
   char* acts = static_cast<char*>(p.wdata) + static_cast<size_t>(p.ith) * (work.acts / static_cast<size_t>(p.nth));
   char* mine = thread_work(p, work.acts, work.slice);
-  convert_activation(a->type, bytes(b->data), b->nb[0], a->ne[0], reinterpret_cast<float*>(mine), acts);
-  const OutputSplit& split = work.split;
-  const MulMatBatch batch{bytes(a->data), acts, row_bytes(vec_dot_type(a->type), a->ne[0]), static_cast<char*>(dst->data),
-                          dst->nb[0], dst->nb[1], p.weight_packed, mine, work.slice};
-  const int64_t ne01 = a->ne[1], groups = (ne01 + kRowBlock - 1) / kRowBlock;
+  convert_activation(weight, bytes(b->data), b->nb[0], b->ne[0], reinterpret_cast<float*>(mine), acts);
+  const size_t act_row = row_bytes(vec_dot_type(weight), b->ne[0]);
   const auto run = [&](WorkRange g) {
-    const int64_t row0 = g.begin * kRowBlock, rows = std::min(ne01, g.end * kRowBlock) - row0;
-    if (rows > 0)
-      for_item_tiles(dst, split, row0, rows, [&](const TilePlace& t) { dot_tile(a->type, t.order, tile_at(dst, batch, 0, t)); });
+    int64_t base = 0;  // the first group of `product`
+    for (const ColumnProduct& product : products) {
+      const Tensor* dst = product.dst;
+      const Tensor* a = dst->src[0];
+      const int64_t begin = std::max(g.begin, base) - base, end = std::min(g.end, base + row_groups(dst)) - base;
+      base += row_groups(dst);
+      if (begin >= end) continue;
+      const int64_t row0 = begin * kRowBlock, rows = std::min(a->ne[1], end * kRowBlock) - row0;
+      const MulMatBatch batch{bytes(a->data), acts, act_row, static_cast<char*>(dst->data), dst->nb[0], dst->nb[1],
+                              product.weight_packed, mine, work.slice};
+      for_column_tiles(dst, mul_mat_order(dst), row0, rows, 0, 1,
+                       [&](const TilePlace& t) { dot_tile(a->type, t.order, tile_at(dst, batch, 0, t)); });
+    }
   };
-  if (!p.claims) return run(split_work(groups, p.ith, p.nth));
-  while (const std::optional<WorkRange> piece = p.claims->next(p.ith, groups)) run(*piece);
+  if (!p.claims) return run(split_work(work.groups, p.ith, p.nth));
+  while (const std::optional<WorkRange> piece = p.claims->next(p.ith, work.groups)) run(*piece);
 }
 
 }  // namespace
@@ -264,8 +298,27 @@ void convert_activation(DType weight, const char* src, size_t nb0, int64_t k, fl
 
 size_t mul_mat_work_size(const Tensor* dst, int nth, bool weight_packed) {
   if (mul_mat_amx_applies(dst)) return mul_mat_amx_work_size(dst, nth);
-  const MulMatWork work = mul_mat_work(dst, nth, weight_packed);
+  if (one_column(dst->src[1])) return mul_mat_column_group_work_size(std::array{ColumnProduct{dst, weight_packed}}, nth);
+  const MulMatWork work = mul_mat_work(dst, weight_packed);
   return work.acts + static_cast<size_t>(nth) * work.slice;
+}
+
+bool mul_mat_joins_column_group(const Tensor* first, const Tensor* dst) {
+  const Tensor* b = dst->src[1];
+  return dst->op == Op::MUL_MAT && first->op == Op::MUL_MAT && b == first->src[1] && one_column(b) &&
+         vec_dot_type(dst->src[0]->type) == vec_dot_type(first->src[0]->type) && !mul_mat_amx_applies(dst) &&
+         !mul_mat_amx_applies(first);
+}
+
+size_t mul_mat_column_group_work_size(std::span<const ColumnProduct> products, int nth) {
+  const ColumnWork work = column_work(products, nth);
+  return work.acts + static_cast<size_t>(nth) * work.slice;
+}
+
+void mul_mat_column_group(const ComputeParams& p, std::span<const ColumnProduct> products) {
+  const ColumnWork work = column_work(products, p.nth);
+  require_work(p, work.acts + static_cast<size_t>(p.nth) * work.slice, products.front().dst);
+  mul_mat_one_column(p, products, work);
 }
 
 void mul_mat(const ComputeParams& p, Tensor* dst) {
@@ -275,10 +328,10 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
   }
   const Tensor* a = dst->src[0];
   const Tensor* b = dst->src[1];
-  const MulMatWork work = mul_mat_work(dst, p.nth, p.weight_packed);
+  if (one_column(b)) return mul_mat_column_group(p, std::array{ColumnProduct{dst, p.weight_packed}});
+  const MulMatWork work = mul_mat_work(dst, p.weight_packed);
   require_work(p, work.acts + static_cast<size_t>(p.nth) * work.slice, dst);
 
-  if (one_column(b)) return mul_mat_one_column(p, dst, work);
   const int64_t K = a->ne[0];
   const size_t act_row = row_bytes(vec_dot_type(a->type), K);
   char* acts = static_cast<char*>(p.wdata);

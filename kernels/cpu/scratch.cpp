@@ -9,6 +9,7 @@
 #include "cpu/kernels.h"
 #include "cpu/node_threads.h"
 #include "cpu/repack.h"
+#include "cpu/schedule.h"
 #include "cpu/vec_dot.h"
 #include "engine/error.h"
 
@@ -36,13 +37,18 @@ size_t node_work_size(const Tensor* node, int nth, bool weight_packed) {
 
 size_t scratch_bytes(const Graph& graph, const Plan& plan, int n_threads, const std::function<bool(const Tensor&)>& packed) {
   const auto& nodes = graph.nodes();
+  const Schedule together = schedule(nodes, plan, n_threads);
   size_t bytes = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Tensor* node = nodes[i];
-    if (fuses_attention(nodes, i, plan, n_threads)) {
+    if (together.fused[i]) {
       bytes = std::max(bytes, fused_attention_work_size(node, nodes[i + 2], n_threads));
       i += 2;
-    } else {
+    } else if (!together.groups[i].empty()) {
+      std::vector<ColumnProduct> products;
+      for (size_t m : together.groups[i]) products.push_back({nodes[m], packed(*nodes[m]->src[0])});
+      bytes = std::max(bytes, mul_mat_column_group_work_size(products, n_threads));
+    } else if (!together.grouped[i]) {
       const bool weight_packed = is_mat_mul(node->op) && packed(*node->src[0]);
       bytes = std::max(bytes, node_work_size(node, node_threads(node, n_threads), weight_packed));
     }

@@ -14,7 +14,8 @@
 namespace engine {
 
 // When a placed tensor holds live data: from node `first` to node `last` (indices into
-// graph.nodes(); inputs start at 0; outputs end at the last node).
+// graph.nodes(); inputs start at 0, a product with siblings at its first sibling; outputs end at
+// the last node).
 struct Lifetime {
   const Tensor* tensor;
   size_t first;
@@ -29,8 +30,15 @@ struct Plan {
   std::unordered_map<const Tensor*, size_t> offsets;  // placed tensors -> byte offset
 
   // Places every node and kInput leaf that owns storage (not a view, not a weight or
-  // KV tensor). kOutput nodes stay live to the end of the graph.
+  // KV tensor). kOutput nodes stay live to the end of the graph. A product of a weight and one
+  // activation column is live from its first sibling (first_sibling).
   static Plan make(const Graph& graph);
+  // Decode's products of one activation column by weights (a layer's Q, K and V; its gate and
+  // up; any leaf no node writes) come in chains, each within kSiblingWindow nodes of the one
+  // before: the index of the first product of nodes[j]'s chain, j itself where it has none. A backend may compute a
+  // chain's products together at the first (the CPU backend does, kernels/cpu/schedule.h).
+  static constexpr size_t kSiblingWindow = 8;
+  static size_t first_sibling(const std::vector<Tensor*>& nodes, size_t j);
   // The lifetimes Plan::make places, in placement order.
   static std::vector<Lifetime> lifetimes(const Graph& graph);
   // Points placed tensors at base + offset and views at their source's data + offset.
