@@ -150,34 +150,32 @@ void CpuBackend::validate(const Tensor& node) const {
       throw Error("cpu backend: '" + node.src[i]->name + "' is packed for products and cannot be read here" + where());
 }
 
-void CpuBackend::run_attention(Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& parts) {
+template <typename Kernel>
+void CpuBackend::run_job(int nth, bool weight_packed, const Kernel& kernel) {
   ComputeParams params;
-  params.nth = pool_.size();
+  params.nth = nth;
   params.wdata = scratch_.data();
   params.wsize = scratch_.size();
-  barrier_.reset(params.nth);
+  params.weight_packed = weight_packed;
+  barrier_.reset(nth);
   params.barrier = &barrier_;
-  pool_.run(params.nth, [&](int ith) {
+  claims_.reset(nth);
+  params.claims = &claims_;
+  pool_.run(nth, [&](int ith) {
     ComputeParams mine = params;
     mine.ith = ith;
-    fused_attention(mine, kq, soft_max, kqv, parts);
+    kernel(mine);
   });
+}
+
+void CpuBackend::run_attention(Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& parts) {
+  run_job(pool_.size(), false, [&](const ComputeParams& p) { fused_attention(p, kq, soft_max, kqv, parts); });
 }
 
 void CpuBackend::run_group(const std::vector<Tensor*>& nodes, size_t i) {
   group_products_.clear();
   for (size_t m : schedule_.groups[i]) group_products_.push_back({nodes[m], is_packed(nodes[m]->src[0])});
-  ComputeParams params;
-  params.nth = pool_.size();
-  params.wdata = scratch_.data();
-  params.wsize = scratch_.size();
-  claims_.reset(params.nth);
-  params.claims = &claims_;
-  pool_.run(params.nth, [&](int ith) {
-    ComputeParams mine = params;
-    mine.ith = ith;
-    mul_mat_column_group(mine, group_products_);
-  });
+  run_job(pool_.size(), false, [&](const ComputeParams& p) { mul_mat_column_group(p, group_products_); });
 }
 
 void CpuBackend::share_group_time(const std::vector<Tensor*>& nodes, size_t i, uint64_t ns) {
@@ -194,22 +192,9 @@ void CpuBackend::share_group_time(const std::vector<Tensor*>& nodes, size_t i, u
 }
 
 void CpuBackend::run_node(Tensor* node) {
-  const int nth = node_threads(node, pool_.size());
-  ComputeParams params;
-  params.nth = nth;
-  params.wdata = scratch_.data();
-  params.wsize = scratch_.size();
-  params.weight_packed = is_mat_mul(node->op) && is_packed(node->src[0]);
-  barrier_.reset(nth);
-  params.barrier = &barrier_;
-  claims_.reset(nth);
-  params.claims = &claims_;
   const KernelFn kernel = kernel_for(node->op);
-  pool_.run(nth, [&](int ith) {
-    ComputeParams mine = params;
-    mine.ith = ith;
-    kernel(mine, node);
-  });
+  run_job(node_threads(node, pool_.size()), is_mat_mul(node->op) && is_packed(node->src[0]),
+          [&](const ComputeParams& p) { kernel(p, node); });
 }
 
 }  // namespace engine::cpu

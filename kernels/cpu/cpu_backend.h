@@ -57,6 +57,10 @@ class CpuBackend final : public Backend {
   // Regroups, once, the weights the SIMD kernels read packed (repack.h), every thread taking
   // an even share of each weight's row groups.
   void pack_weights(const Graph& graph);
+  // Runs kernel(params) on nth of the pool's threads, each with its ith, the scratch, and the
+  // barrier and row claims set for nth (cpu_backend.cpp, its only user).
+  template <typename Kernel>
+  void run_job(int nth, bool weight_packed, const Kernel& kernel);
   void run_attention(Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& parts);
   void run_node(Tensor* node);
   // Runs the product group starting at node i (product_groups.h) in one job; with a profiler,
