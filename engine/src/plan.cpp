@@ -79,11 +79,18 @@ bool leaf_column_product(const Tensor* t) {
 
 }  // namespace
 
-size_t Plan::first_sibling(const std::vector<Tensor*>& nodes, size_t j) {
-  if (!leaf_column_product(nodes[j])) return j;
-  for (size_t i = j >= kSiblingWindow ? j - kSiblingWindow : 0; i < j; ++i)
-    if (leaf_column_product(nodes[i]) && nodes[i]->src[1] == nodes[j]->src[1]) return first_sibling(nodes, i);
-  return j;
+std::vector<size_t> Plan::first_siblings(const std::vector<Tensor*>& nodes) {
+  std::vector<size_t> first(nodes.size());
+  for (size_t j = 0; j < nodes.size(); ++j) {
+    first[j] = j;
+    if (!leaf_column_product(nodes[j])) continue;
+    for (size_t i = j >= kSiblingWindow ? j - kSiblingWindow : 0; i < j; ++i)
+      if (leaf_column_product(nodes[i]) && nodes[i]->src[1] == nodes[j]->src[1]) {
+        first[j] = first[i];
+        break;
+      }
+  }
+  return first;
 }
 
 std::vector<Lifetime> Plan::lifetimes(const Graph& graph) {
@@ -95,6 +102,7 @@ std::vector<Lifetime> Plan::lifetimes(const Graph& graph) {
     for (const Tensor* s : nodes[i]->src)
       if (s) last_use[storage_of(s)] = i;
   const size_t end = nodes.size() - 1;
+  const std::vector<size_t> first = first_siblings(nodes);
   std::vector<Lifetime> out;
   // Inputs are written before compute starts, so they are live from the first node.
   for (const Tensor& t : graph.tensors())
@@ -103,7 +111,7 @@ std::vector<Lifetime> Plan::lifetimes(const Graph& graph) {
     const Tensor* n = nodes[i];
     if (!needs_placement(n)) continue;
     const auto it = last_use.find(n);
-    out.push_back({n, first_sibling(nodes, i), n->has(kOutput) ? end : it == last_use.end() ? i : it->second});
+    out.push_back({n, first[i], n->has(kOutput) ? end : it == last_use.end() ? i : it->second});
     const Tensor* s = n->src[0];
     const bool read_otherwise =
         std::any_of(std::begin(n->src) + 1, std::end(n->src), [&](const Tensor* o) { return o && storage_of(o) == s; });

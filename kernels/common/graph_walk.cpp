@@ -63,9 +63,10 @@ bool attention_chain(const std::vector<Tensor*>& nodes, size_t i) {
   const Tensor* kqv = nodes[i + 2];
   if (kq->op != Op::MUL_MAT || soft_max->op != Op::SOFT_MAX || kqv->op != Op::MUL_MAT) return false;
   if (soft_max->src[0] != kq || kqv->src[1] != soft_max || ((kq->flags | soft_max->flags) & kOutput)) return false;
-  for (const Tensor* node : nodes)
-    for (const Tensor* s : node->src)
-      if ((s == kq && node != soft_max) || (s == soft_max && node != kqv)) return false;
+  // Nodes are in execution order: only later ones read the two.
+  for (size_t j = i + 2; j < nodes.size(); ++j)
+    for (const Tensor* s : nodes[j]->src)
+      if (s == kq || (s == soft_max && j != i + 2)) return false;
   return true;
 }
 

@@ -49,8 +49,8 @@ void CpuBackend::allocate(Graph& graph, const Plan& plan) {
   if (simd_active()) pack_weights(graph);
   buffer_.reserve(plan.buffer_size);
   plan.bind(graph, buffer_.data());
-  scratch_.reserve(cpu::scratch_bytes(graph, plan, pool_.size(), [&](const Tensor& t) { return is_packed(&t); }));
   schedule_ = schedule(graph.nodes(), plan, pool_.size());
+  scratch_.reserve(cpu::scratch_bytes(graph, schedule_, pool_.size(), [&](const Tensor& t) { return is_packed(&t); }));
   group_ns_.assign(graph.nodes().size(), 0);
   allocated_ = &graph;
 }

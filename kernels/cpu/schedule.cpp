@@ -21,14 +21,16 @@ bool runs_early_over(const Tensor* early, const std::vector<Tensor*>& nodes, siz
   return true;
 }
 
-// nodes[i] and the later products whose first sibling it is (Plan::first_sibling) that the
+// nodes[i] and the later products of its chain (first[j] == i, Plan::first_siblings) that the
 // column group kernel runs with it; empty where none does.
-std::vector<size_t> product_group(const std::vector<Tensor*>& nodes, size_t i, const Plan& plan) {
+std::vector<size_t> product_group(const std::vector<Tensor*>& nodes, size_t i, const Plan& plan, const std::vector<size_t>& first) {
+  if (nodes[i]->op != Op::MUL_MAT || first[i] != i) return {};
   std::vector<size_t> group{i};
-  for (size_t j = i + 1; j < nodes.size() && j <= group.back() + Plan::kSiblingWindow; ++j)
-    if (Plan::first_sibling(nodes, j) == i && mul_mat_joins_column_group(nodes[i], nodes[j]) &&
-        runs_early_over(nodes[j], nodes, i, j, plan))
-      group.push_back(j);
+  for (size_t j = i + 1, last = i; j < nodes.size() && j <= last + Plan::kSiblingWindow; ++j) {
+    if (first[j] != i) continue;
+    last = j;
+    if (mul_mat_joins_column_group(nodes[i], nodes[j]) && runs_early_over(nodes[j], nodes, i, j, plan)) group.push_back(j);
+  }
   return group.size() > 1 ? group : std::vector<size_t>{};
 }
 
@@ -37,6 +39,7 @@ std::vector<size_t> product_group(const std::vector<Tensor*>& nodes, size_t i, c
 Schedule schedule(const std::vector<Tensor*>& nodes, const Plan& plan, int nth) {
   Schedule s{std::vector<bool>(nodes.size(), false), std::vector<std::vector<size_t>>(nodes.size()),
              std::vector<bool>(nodes.size(), false)};
+  const std::vector<size_t> first = Plan::first_siblings(nodes);
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (s.grouped[i]) continue;
     if (fuses_attention(nodes, i, plan, nth)) {
@@ -44,7 +47,7 @@ Schedule schedule(const std::vector<Tensor*>& nodes, const Plan& plan, int nth) 
       i += 2;
       continue;
     }
-    s.groups[i] = product_group(nodes, i, plan);
+    s.groups[i] = product_group(nodes, i, plan, first);
     for (size_t j = 1; j < s.groups[i].size(); ++j) s.grouped[s.groups[i][j]] = true;
   }
   return s;

@@ -7,7 +7,7 @@
 //   microseconds at every product's start and end, a fifth of the time of the smallest products
 //   (docs/benchmarks.md).
 // The graph is unchanged: the plan keeps such products live from the first of them
-// (Plan::first_sibling), and a later one runs early only where its output lies on bytes no node
+// (Plan::first_siblings), and a later one runs early only where its output lies on bytes no node
 // in between reads or writes.
 #include <cstddef>
 #include <vector>

@@ -9,7 +9,6 @@
 #include "cpu/kernels.h"
 #include "cpu/node_threads.h"
 #include "cpu/repack.h"
-#include "cpu/schedule.h"
 #include "cpu/vec_dot.h"
 #include "engine/error.h"
 
@@ -35,9 +34,8 @@ size_t node_work_size(const Tensor* node, int nth, bool weight_packed) {
   }
 }
 
-size_t scratch_bytes(const Graph& graph, const Plan& plan, int n_threads, const std::function<bool(const Tensor&)>& packed) {
+size_t scratch_bytes(const Graph& graph, const Schedule& together, int n_threads, const std::function<bool(const Tensor&)>& packed) {
   const auto& nodes = graph.nodes();
-  const Schedule together = schedule(nodes, plan, n_threads);
   size_t bytes = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Tensor* node = nodes[i];
@@ -59,7 +57,7 @@ size_t scratch_bytes(const Graph& graph, const Plan& plan, int n_threads, const 
 size_t scratch_bytes(const Graph& graph, const Plan& plan, int n_threads) {
   std::vector<Tensor*> to_pack;
   if (simd_active()) to_pack = weights_to_pack(graph, [](const Tensor&) { return false; });
-  return scratch_bytes(graph, plan, n_threads,
+  return scratch_bytes(graph, schedule(graph.nodes(), plan, n_threads), n_threads,
                        [&](const Tensor& w) { return std::find(to_pack.begin(), to_pack.end(), &w) != to_pack.end(); });
 }
 

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <functional>
 
+#include "cpu/schedule.h"
 #include "engine/graph.h"
 #include "engine/plan.h"
 
@@ -22,9 +23,9 @@ namespace engine::cpu {
 // ComputeParams::weight_packed): its kernel's *_work_size (kernels.h).
 size_t node_work_size(const Tensor* node, int nth, bool weight_packed);
 
-// Bytes that buffer needs for `graph`, placed by `plan`, run by `n_threads` threads, `packed`
-// telling the weights the backend holds regrouped (repack.h).
-size_t scratch_bytes(const Graph& graph, const Plan& plan, int n_threads, const std::function<bool(const Tensor&)>& packed);
+// Bytes that buffer needs for `graph`, its nodes run together as `together` says (schedule.h),
+// by `n_threads` threads, `packed` telling the weights the backend holds regrouped (repack.h).
+size_t scratch_bytes(const Graph& graph, const Schedule& together, int n_threads, const std::function<bool(const Tensor&)>& packed);
 // The same for a backend that has not packed any weight yet: allocating `graph` packs those
 // weights_to_pack offers when SIMD is active.
 size_t scratch_bytes(const Graph& graph, const Plan& plan, int n_threads);

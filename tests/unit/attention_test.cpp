@@ -135,6 +135,19 @@ TEST(FusedAttention, DecodeRunsTheNodesWithoutGroupsOrWithOnesTooLarge) {
   }
 }
 
+// A node after the three reading the scores or the probabilities needs them written.
+TEST(FusedAttention, NotWhereALaterNodeReadsTheScoresOrProbabilities) {
+  for (bool scores : {true, false})
+    for (int64_t n_tokens : {int64_t{1}, int64_t{96}}) {
+      Attention a(n_tokens, 0, 96, 8, 2);
+      Tensor* reader = a.g.scale(scores ? a.kq : a.probs, 2.0f);
+      reader->flags |= kOutput;
+      a.g.expand(reader);
+      a.run(2);
+      EXPECT_TRUE(a.scores_written()) << (scores ? "scores" : "probabilities") << " read, " << n_tokens << " tokens";
+    }
+}
+
 TEST(FusedAttention, RecordsOneTimingPerNode) {
   Attention a(96, 0, 96);
   Profiler profiler;

@@ -104,8 +104,9 @@ TEST(ProductGroup, PlanKeepsSiblingsLiveFromTheFirst) {
   Siblings s({{DType::Q4_0, 64}, {DType::Q4_0, 32}, {DType::Q8_0, 32}});
   const std::vector<size_t> at = s.indices();
   ASSERT_EQ(at, (std::vector<size_t>{0, 2, 3}));
-  for (size_t j : at) EXPECT_EQ(Plan::first_sibling(s.g.nodes(), j), 0u);
-  EXPECT_EQ(Plan::first_sibling(s.g.nodes(), 1), 1u) << "the scale is no product";
+  const std::vector<size_t> first = Plan::first_siblings(s.g.nodes());
+  for (size_t j : at) EXPECT_EQ(first[j], 0u);
+  EXPECT_EQ(first[1], 1u) << "the scale is no product";
   for (const Lifetime& l : Plan::lifetimes(s.g)) {
     if (l.tensor == s.products[1] || l.tensor == s.products[2]) {
       EXPECT_EQ(l.first, 0u) << l.tensor->name;
@@ -113,7 +114,7 @@ TEST(ProductGroup, PlanKeepsSiblingsLiveFromTheFirst) {
   }
 
   Siblings two_columns({{DType::Q4_0, 64}, {DType::Q4_0, 32}}, 2);
-  EXPECT_EQ(Plan::first_sibling(two_columns.g.nodes(), 2), 2u) << "a prompt's products are no siblings";
+  EXPECT_EQ(Plan::first_siblings(two_columns.g.nodes())[2], 2u) << "a prompt's products are no siblings";
 }
 
 TEST(ProductGroup, PlanChainsSiblingsWithinTheWindowOfTheLastOne) {
@@ -136,9 +137,10 @@ TEST(ProductGroup, PlanChainsSiblingsWithinTheWindowOfTheLastOne) {
   const size_t third = product(4);  // 2 * kSiblingWindow after the first, kSiblingWindow after the second
   unrelated(Plan::kSiblingWindow);
   const size_t alone = product(5);  // kSiblingWindow + 1 after the third
-  EXPECT_EQ(Plan::first_sibling(g.nodes(), second), first);
-  EXPECT_EQ(Plan::first_sibling(g.nodes(), third), first);
-  EXPECT_EQ(Plan::first_sibling(g.nodes(), alone), alone);
+  const std::vector<size_t> chain = Plan::first_siblings(g.nodes());
+  EXPECT_EQ(chain[second], first);
+  EXPECT_EQ(chain[third], first);
+  EXPECT_EQ(chain[alone], alone);
 }
 
 // Weights in one dot format run together whatever their rows (not whole row blocks included);

@@ -31,14 +31,15 @@ struct Plan {
 
   // Places every node and kInput leaf that owns storage (not a view, not a weight or
   // KV tensor). kOutput nodes stay live to the end of the graph. A product of a weight and one
-  // activation column is live from its first sibling (first_sibling).
+  // activation column is live from its first sibling (first_siblings).
   static Plan make(const Graph& graph);
   // Decode's products of one activation column by weights (a layer's Q, K and V; its gate and
   // up; any leaf no node writes) come in chains, each within kSiblingWindow nodes of the one
-  // before: the index of the first product of nodes[j]'s chain, j itself where it has none. A backend may compute a
-  // chain's products together at the first (the CPU backend does, kernels/cpu/schedule.h).
+  // before: by node, the index of the first product of its chain, the node itself where it has
+  // none. A backend may compute a chain's products together at the first (the CPU backend does,
+  // kernels/cpu/schedule.h).
   static constexpr size_t kSiblingWindow = 8;
-  static size_t first_sibling(const std::vector<Tensor*>& nodes, size_t j);
+  static std::vector<size_t> first_siblings(const std::vector<Tensor*>& nodes);
   // The lifetimes Plan::make places, in placement order.
   static std::vector<Lifetime> lifetimes(const Graph& graph);
   // Points placed tensors at base + offset and views at their source's data + offset.
