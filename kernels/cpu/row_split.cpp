@@ -18,7 +18,7 @@ std::optional<WorkRange> RowClaims::next(int ith, int64_t n) {
     const bool own = k == 0;
     const WorkRange range = split_work(n, r, nth_);
     const int64_t size = range.end - range.begin;
-    const int64_t least = std::max<int64_t>(1, size / 16);  // the tail's grain: a sixteenth of a range
+    const int64_t least = std::max<int64_t>(1, size / 128);  // the tail's grain: a 128th of a range
     std::atomic<uint64_t>& taken = taken_[r].v;
     uint64_t seen = taken.load(std::memory_order_relaxed);
     for (;;) {
