@@ -63,7 +63,7 @@ class CpuBackend final : public Backend {
   void run_job(int nth, bool weight_packed, const Kernel& kernel);
   void run_attention(Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& parts);
   void run_node(Tensor* node);
-  // Runs the product group starting at node i (product_groups.h) in one job; with a profiler,
+  // Runs the product group starting at node i (schedule.h) in one job; with a profiler,
   // leaves each member's share of the job's `ns` in group_ns_, as its weight's share of the bytes.
   void run_group(const std::vector<Tensor*>& nodes, size_t i);
   void share_group_time(const std::vector<Tensor*>& nodes, size_t i, uint64_t ns);

@@ -98,7 +98,7 @@ size_t mul_mat_heads_work_size(const Tensor* dst, DotOrder order, int64_t rows, 
 DotOrder mul_mat_order(const Tensor* dst);
 
 // Decode's products of one activation column by several weights (a layer's Q, K and V; its gate
-// and up; product_groups.h): one job in which each thread converts the column once, then takes
+// and up; schedule.h): one job in which each thread converts the column once, then takes
 // its share of all their output rows as one range, the products' rows one after another. Each
 // output's bits are mul_mat's.
 struct ColumnProduct {
@@ -107,9 +107,9 @@ struct ColumnProduct {
 };
 void mul_mat_column_group(const ComputeParams& p, std::span<const ColumnProduct> products);
 size_t mul_mat_column_group_work_size(std::span<const ColumnProduct> products, int nth);
-// Whether dst can join a column group that starts with `first`: both multiply the same one
-// column, in one dot format, outside the AMX path (which products may run early is the
-// schedule's to say, schedule.h).
+// Whether the column group kernel can run dst with `first`, siblings of one chain
+// (Plan::first_siblings: products of the same column): both in one dot format, outside the AMX
+// path. Which siblings may run early is the schedule's to say (schedule.h).
 bool mul_mat_joins_column_group(const Tensor* first, const Tensor* dst);
 
 // SOFT_MAX of one row: d[0..n) = softmax(x * scale + m), reading x and m (nullptr: no mask)

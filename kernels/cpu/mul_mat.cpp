@@ -304,9 +304,7 @@ size_t mul_mat_work_size(const Tensor* dst, int nth, bool weight_packed) {
 }
 
 bool mul_mat_joins_column_group(const Tensor* first, const Tensor* dst) {
-  const Tensor* b = dst->src[1];
-  return dst->op == Op::MUL_MAT && first->op == Op::MUL_MAT && b == first->src[1] && one_column(b) &&
-         vec_dot_type(dst->src[0]->type) == vec_dot_type(first->src[0]->type) && !mul_mat_amx_applies(dst) &&
+  return vec_dot_type(dst->src[0]->type) == vec_dot_type(first->src[0]->type) && !mul_mat_amx_applies(dst) &&
          !mul_mat_amx_applies(first);
 }
 

@@ -1,8 +1,6 @@
 #include "cpu/schedule.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 
 #include "cpu/attention.h"
 #include "cpu/kernels.h"

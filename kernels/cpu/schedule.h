@@ -4,8 +4,8 @@
 // - decode's products that multiply the same activation column (a layer's Q, K and V; its gate
 //   and up) as one pool job at the first of them (mul_mat_column_group): one wake-up and join,
 //   and one conversion of the column a thread, instead of one each. A step pays several
-//   microseconds at every product's start and end, a fifth of the time of the smallest products
-//   (docs/benchmarks.md).
+//   microseconds at every product's start and end, more than a quarter of the smallest
+//   products' time (docs/benchmarks.md).
 // The graph is unchanged: the plan keeps such products live from the first of them
 // (Plan::first_siblings), and a later one runs early only where its output lies on bytes no node
 // in between reads or writes.
