@@ -217,18 +217,30 @@ void bf16_tiled(const DotTile& t) {
 
 constexpr int64_t kRowStepElems = 4 * kVecLanes;
 
+// Whether the near requests of prefetch_stream (a line kL1Ahead on from each line read) mostly
+// fall on lines a tile reads, its rows `stride` bytes apart and `bytes` of each read: always for
+// rows that follow each other; not for decode's V rows a context apart, where they fetch the
+// unread rest of each row (docs/benchmarks.md: the V product a quarter slower with them).
+inline bool near_requests_land(size_t bytes, size_t stride) {
+  if (stride <= bytes) return true;
+  size_t lines = 0, landing = 0;
+  for (size_t o = 0; o < bytes; o += 64, ++lines) landing += (o + static_cast<size_t>(kL1Ahead)) % stride < bytes;
+  return 2 * landing >= lines;
+}
+
 // vec_dot order for one weight row and CB activation columns (floats): per column four
 // accumulators over 64-element steps (a zero-padded last step when `padded`), folded 0+2, 1+3,
 // then 0+1 into folded[c]; the lane tree is the caller's. Each weight vector is loaded once
-// for all columns. Returns where leftovers start.
+// for all columns; the rows are requested ahead (near: also into L1, near_requests_land).
+// Returns where leftovers start.
 template <int CB, typename TW, typename TA>
-int64_t float_row_folded(int64_t n, const TW* w, const TA* const (&a)[CB], bool padded, VF (&folded)[CB]) {
+int64_t float_row_folded(int64_t n, const TW* w, const TA* const (&a)[CB], bool padded, bool near, VF (&folded)[CB]) {
   VF acc[CB][4];
   for (int c = 0; c < CB; ++c)
     for (int j = 0; j < 4; ++j) acc[c][j] = vf_zero();
   int64_t i = 0;
   for (; i + kRowStepElems <= n; i += kRowStepElems) {
-    prefetch_stream(reinterpret_cast<const char*>(w + i), kRowStepElems * sizeof(TW));  // rows follow each other
+    prefetch_stream(reinterpret_cast<const char*>(w + i), kRowStepElems * sizeof(TW), near);
     for (int j = 0; j < 4; ++j) {
       const VF wv = vf_load(w + i + j * kVecLanes);
       for (int c = 0; c < CB; ++c) acc[c][j] = vf_fma(wv, vf_load(a[c] + i + j * kVecLanes), acc[c][j]);
@@ -268,10 +280,10 @@ float float_row_tail(int64_t n, int64_t i, const uint16_t* w, const TA* a, float
 // Four columns of one row in the vec_dot order, sharing the row's loads and one lane-tree
 // reduction.
 template <typename TW, typename TA>
-void float_row_columns4(const DotTile& t, int64_t r, int64_t c, const TA* const (&ac)[4], bool padded) {
+void float_row_columns4(const DotTile& t, int64_t r, int64_t c, const TA* const (&ac)[4], bool padded, bool near) {
   const auto* w = reinterpret_cast<const TW*>(t.w + r * static_cast<int64_t>(t.w_stride));
   VF folded[4];
-  const int64_t i = float_row_folded(t.n, w, ac, padded, folded);
+  const int64_t i = float_row_folded(t.n, w, ac, padded, near, folded);
   alignas(16) float sums[4];
   _mm_store_ps(sums, vf_reduce4(folded));
   for (int k = 0; k < 4; ++k) store_out(t, r, c + k, float_row_tail(t.n, i, w, ac[k], sums[k]));
@@ -309,6 +321,7 @@ void one_step_rows4(const DotTile& t, int64_t r0, int64_t c0, const float* const
 template <typename TW, typename TA = float>
 void float_rows(const DotTile& t, const char* a, size_t a_stride, bool padded) {
   const auto column = [&](int64_t c) { return reinterpret_cast<const TA*>(a + c * static_cast<int64_t>(a_stride)); };
+  const bool near = near_requests_land(static_cast<size_t>(t.n) * sizeof(TW), t.w_stride);
   int64_t c = 0;
 #ifdef ENGINE_VF_REDUCE4
   const bool one_step = t.n == kRowStepElems && t.out_row == sizeof(float);
@@ -318,7 +331,7 @@ void float_rows(const DotTile& t, const char* a, size_t a_stride, bool padded) {
     if constexpr (std::is_same_v<TA, float>)
       if (one_step)
         for (; r + 4 <= t.rows; r += 4) one_step_rows4<TW>(t, r, c, ac);
-    for (; r < t.rows; ++r) float_row_columns4<TW>(t, r, c, ac, padded);
+    for (; r < t.rows; ++r) float_row_columns4<TW>(t, r, c, ac, padded, near);
   }
 #endif
   for (; c < t.cols; ++c) {
@@ -326,7 +339,7 @@ void float_rows(const DotTile& t, const char* a, size_t a_stride, bool padded) {
     for (int64_t r = 0; r < t.rows; ++r) {
       const auto* w = reinterpret_cast<const TW*>(t.w + r * static_cast<int64_t>(t.w_stride));
       VF folded[1];
-      const int64_t i = float_row_folded(t.n, w, ac, padded, folded);
+      const int64_t i = float_row_folded(t.n, w, ac, padded, near, folded);
       store_out(t, r, c, float_row_tail(t.n, i, w, ac[0], vf_reduce(folded[0])));
     }
   }
