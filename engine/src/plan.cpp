@@ -157,6 +157,10 @@ Plan Plan::make(const Graph& graph) {
 void Plan::bind(const Graph& graph, void* base) const {
   auto* bytes = static_cast<uint8_t*>(base);
   for (const auto& [t, offset] : offsets) const_cast<Tensor*>(t)->data = bytes + offset;
+  bind_views(graph);
+}
+
+void Plan::bind_views(const Graph& graph) {
   for (const Tensor* n : graph.nodes())
     if (n->view_src) const_cast<Tensor*>(n)->data = static_cast<uint8_t*>(n->view_src->data) + n->view_offs;
 }

@@ -118,13 +118,14 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model, con
 const StepGraph& Session::step_graph(const StepShape& shape) {
   const bool reusable = step_ && step_shape_.n_tokens == shape.n_tokens && step_shape_.n_outputs == shape.n_outputs &&
                         step_->n_kv == attention_span(shape.n_past, shape.n_tokens, step_->n_ctx);
+  step_shape_ = shape;
   if (reusable) {
     rebase_step(*step_, shape.n_past);
-  } else {
-    step_ = build_step_graph(*model_, *kv_, shape);
-    step_plan_ = Plan::make(*step_->graph);
+    backend_->rebind(*step_->graph, *step_plan_);
+    return *step_;
   }
-  step_shape_ = shape;
+  step_ = build_step_graph(*model_, *kv_, shape);
+  step_plan_ = Plan::make(*step_->graph);
   backend_->allocate(*step_->graph, *step_plan_);
   return *step_;
 }

@@ -33,6 +33,8 @@ class CpuBackend final : public Backend {
   void load_weights(const Model& model) override;
   void allocate_kv(const KVCache& kv) override;
   void allocate(Graph& graph, const Plan& plan) override;
+  // Only the views move: the schedule and scratch (~75 us a decode step to derive) stand.
+  void rebind(Graph& graph, const Plan& plan) override;
   void set_input(const Tensor& input, const void* data, size_t bytes) override;
   void get_output(const Tensor& output, void* data, size_t bytes) override;
   void synchronize() override {}  // compute returns when its work is done
@@ -74,6 +76,7 @@ class CpuBackend final : public Backend {
   HostBuffer buffer_;
   HostBuffer scratch_;  // scratch_bytes of each graph allocated (scratch.h); compute never grows it
   const Graph* allocated_ = nullptr;  // the graph last allocated: the one compute may run
+  const Plan* allocated_plan_ = nullptr;  // the plan it was allocated with
   Schedule schedule_;                 // of that graph: the nodes run together
   std::vector<uint64_t> group_ns_;    // by node of it: its share of its product group's time
   std::vector<ColumnProduct> group_products_;  // the product group running now

@@ -53,6 +53,12 @@ void CpuBackend::allocate(Graph& graph, const Plan& plan) {
   scratch_.reserve(cpu::scratch_bytes(graph, schedule_, pool_.size(), [&](const Tensor& t) { return is_packed(&t); }));
   group_ns_.assign(graph.nodes().size(), 0);
   allocated_ = &graph;
+  allocated_plan_ = &plan;
+}
+
+void CpuBackend::rebind(Graph& graph, const Plan& plan) {
+  if (&graph != allocated_ || &plan != allocated_plan_) return allocate(graph, plan);
+  Plan::bind_views(graph);
 }
 
 void CpuBackend::set_input(const Tensor& input, const void* data, size_t bytes) {

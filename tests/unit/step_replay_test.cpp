@@ -1,6 +1,7 @@
 // Steps a device can replay: a graph rebased to a later n_past (rebase_step) is the graph built
-// for it, node for node, and computes the same logits; a step outside its span is refused; a
-// session's decode, which reuses its graph so, computes what a graph built each step does.
+// for it, node for node, and computes the same logits, allocated or rebound (Backend::rebind); a
+// step outside its span is refused; a session's decode, which reuses its graph so, computes what
+// a graph built each step does.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -70,6 +71,48 @@ TEST(StepReplay, RebasedGraphComputesTheLaterStepsLogits) {
   StepGraph replayed = build_step_graph(*model, kv, StepShape{1, 2, 1});  // built for an earlier step
   rebase_step(replayed, 6);
   EXPECT_EQ(logits_of(*backend, replayed, {123}, model->hparams().n_vocab), want);
+}
+
+// rebind after rebase_step: the graph last allocated keeps what the backend derived from it and
+// only its views move; a graph that is not the last allocated is allocated. Either way the logits
+// are those of a graph built for the step.
+TEST(StepReplay, RebindMovesTheRebasedGraphsViews) {
+  auto model = Model::load(test_models::synthetic_model(DType::Q4_0));
+  KVCache kv(model->hparams(), 64, DType::F16);
+  auto backend = make_cpu_backend(2);
+  backend->load_weights(*model);
+  backend->allocate_kv(kv);
+  const int64_t n_vocab = model->hparams().n_vocab;
+  const auto logits_after_rebind = [&](StepGraph& s, const Plan& plan, int32_t token) {
+    backend->rebind(*s.graph, plan);
+    const std::vector<int32_t> tokens = {token};
+    set_step_inputs(*backend, s, tokens, s.n_past);
+    backend->compute(*s.graph, nullptr);
+    std::vector<float> logits(static_cast<size_t>(n_vocab));
+    backend->get_output(*s.logits, logits.data(), logits.size() * sizeof(float));
+    return logits;
+  };
+  StepGraph prompt = build_step_graph(*model, kv, StepShape{6, 0, 1});
+  logits_of(*backend, prompt, {1, 300, 17, 42, 99, 7}, n_vocab);
+
+  StepGraph decode = build_step_graph(*model, kv, StepShape{1, 6, 1});
+  const Plan plan = Plan::make(*decode.graph);
+  backend->allocate(*decode.graph, plan);
+  const std::vector<int32_t> first_token = {123};
+  set_step_inputs(*backend, decode, first_token, 6);
+  backend->compute(*decode.graph, nullptr);
+  for (int64_t n_past = 7; n_past < 10; ++n_past) {
+    SCOPED_TRACE(n_past);
+    rebase_step(decode, n_past);
+    const std::vector<float> got = logits_after_rebind(decode, plan, static_cast<int32_t>(200 + n_past));
+    StepGraph fresh = build_step_graph(*model, kv, StepShape{1, n_past, 1});
+    EXPECT_EQ(got, logits_of(*backend, fresh, {static_cast<int32_t>(200 + n_past)}, n_vocab));
+  }
+  // `fresh` was allocated last: rebinding `decode` allocates it again.
+  rebase_step(decode, 10);
+  const std::vector<float> got = logits_after_rebind(decode, plan, 210);
+  StepGraph fresh = build_step_graph(*model, kv, StepShape{1, 10, 1});
+  EXPECT_EQ(got, logits_of(*backend, fresh, {210}, n_vocab));
 }
 
 // A session keeps its decode graph from step to step (rebased) and builds a new one where the

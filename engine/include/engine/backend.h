@@ -63,6 +63,11 @@ class Backend {
   // Reserves the plan's compute buffer and binds the graph's tensors to storage: weight and KV
   // leaves, placed tensors, views. Inputs can be set after this.
   virtual void allocate(Graph& graph, const Plan& plan) = 0;
+  // Binds again the graph last allocated, with the plan it was allocated with, after
+  // rebase_step moved its views and multiplies to another position (a session does this every
+  // decode step): what a backend derived from the nodes and the plan still holds, so it may
+  // keep it. Another graph is allocated. By default, allocate.
+  virtual void rebind(Graph& graph, const Plan& plan) { allocate(graph, plan); }
   // Writes an input tensor (kInput) of the allocated graph; `bytes` must be its size.
   virtual void set_input(const Tensor& input, const void* data, size_t bytes) = 0;
   // Reads an output tensor (kOutput) after compute; `bytes` must be its size.

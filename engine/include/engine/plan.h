@@ -44,6 +44,9 @@ struct Plan {
   static std::vector<Lifetime> lifetimes(const Graph& graph);
   // Points placed tensors at base + offset and views at their source's data + offset.
   void bind(const Graph& graph, void* base) const;
+  // Points the graph's views at their source's data + offset (bind's second half: what
+  // rebase_step moves).
+  static void bind_views(const Graph& graph);
   // True when a and b lie on intersecting bytes of the compute buffer (a tensor the plan does
   // not place, such as a weight or a KV view, lies outside it): a kernel writing one while
   // reading the other must not assume they are apart.
