@@ -131,6 +131,13 @@ inline void prefetch_stream(const char* p, size_t bytes, bool into_l1 = true) {
     for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + kL1Ahead + o, 0, 3);
 }
 
+// The first line boundary at or after p: a stream requested in pieces that do not start on a
+// line (Q6_K's rows, 210 bytes each) asks for each line once when every piece requests the lines
+// that start in it.
+inline const char* line_at_or_after(const char* p) {
+  return reinterpret_cast<const char*>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t{63});
+}
+
 // Before block step i of n over rows r0..: packed, this thread's stream ahead; in the file
 // layout, a share of the next RB rows. (Inlined by force, as the loaders below: a call inside a
 // kernel loop spills every vector register.)
