@@ -623,8 +623,8 @@ void q6_K_lanes_block(const DotTile& t, const KLaneRows* prepared, int64_t r0, i
         // The packed stream is requested a register's share at a time (a burst of a whole block's
         // prefetches stalls the loads), a line per chunk beside the chunk's products.
         const char* share = Packed ? packed_block(t, r0, i, sizeof(BlockQ6_K)) + g * kLaneRows * sizeof(BlockQ6_K) : nullptr;
-        const char* first_line = line_at_or_after(share);
-        const char* share_end = share + kLaneRows * sizeof(BlockQ6_K);
+        const char* first_line = Packed ? line_at_or_after(share) : nullptr;
+        const char* share_end = Packed ? share + kLaneRows * sizeof(BlockQ6_K) : nullptr;
         const auto request = [&](int k) {
           if (Packed && first_line + 64 * k < share_end) prefetch_stream(first_line + 64 * k, 64);
         };
