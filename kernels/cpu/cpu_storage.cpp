@@ -24,7 +24,11 @@ void log_decode_forms(const std::vector<GGUFTensorInfo>& weights) {
   for (const DecodeForm& f : decode_forms()) {
     if (std::none_of(weights.begin(), weights.end(), [&](const GGUFTensorInfo& w) { return w.type == f.weight; })) continue;
     line += fmt::format("{}{} {}", line.empty() ? "" : ", ", dtype_name(f.weight), simd_level_name(f.level));
-    if (f.avx2_gbs > 0) line += fmt::format(" (timed: avx2 {:.1f} GB/s, avx512 {:.1f} GB/s)", f.avx2_gbs, f.avx512_gbs);
+    std::string timed;
+    for (const auto& [level, gbs] : {std::pair{SimdLevel::kAvx2, f.avx2_gbs}, std::pair{SimdLevel::kAvx2Vnni, f.avx2_vnni_gbs},
+                                     std::pair{cpu_simd_level(), f.avx512_gbs}})
+      if (gbs > 0) timed += fmt::format("{}{} {:.1f} GB/s", timed.empty() ? "" : ", ", simd_level_name(level), gbs);
+    if (!timed.empty()) line += " (timed: " + timed + ")";
   }
   spdlog::info("cpu: decode products on {}", line.empty() ? "no dot kernel" : line);
 }

@@ -41,7 +41,7 @@ namespace engine::cpu {
 namespace {
 
 // The number goes up with every change to a decode kernel: a file timed on older kernels is timed anew.
-constexpr const char* kHeader = "engine cpu decode forms 8";
+constexpr const char* kHeader = "engine cpu decode forms 9";
 constexpr int64_t kTimedK = 4096;              // elements per weight row, as in a 1B-8B model
 constexpr size_t kTimedBytes = size_t{32} << 20;  // weight bytes per timing
 constexpr int kTimedPasses = 3;                // the fastest of these after one to warm up, each from memory
@@ -98,7 +98,7 @@ double time_form(DType weight, SimdLevel level, const HostMemory& w, int64_t row
   return best;
 }
 
-// Times the forms of `weight`: AVX2 and the best AVX-512 level of this CPU.
+// Times the forms of `weight`: AVX2, AVX2 with VNNI and the best AVX-512 level, those this CPU has.
 DecodeForm time_forms(DType weight) {
   const int64_t row_size = static_cast<int64_t>(row_bytes(weight, kTimedK));
   const int64_t rows = std::max<int64_t>(kPackRows, static_cast<int64_t>(kTimedBytes) / row_size / kPackRows * kPackRows);
@@ -117,8 +117,9 @@ DecodeForm time_forms(DType weight) {
   std::vector<float> out(static_cast<size_t>(rows));
   DecodeForm form{weight, cpu_simd_level()};
   form.avx2_gbs = time_form(weight, SimdLevel::kAvx2, w, rows, act.data(), out);
-  form.avx512_gbs = time_form(weight, cpu_simd_level(), w, rows, act.data(), out);
-  form.level = faster_form(form.avx2_gbs, form.avx512_gbs);
+  form.avx2_vnni_gbs = time_form(weight, SimdLevel::kAvx2Vnni, w, rows, act.data(), out);
+  if (cpu_simd_level() >= SimdLevel::kAvx512) form.avx512_gbs = time_form(weight, cpu_simd_level(), w, rows, act.data(), out);
+  form.level = faster_form(form.avx2_gbs, form.avx2_vnni_gbs, form.avx512_gbs);
   return form;
 }
 
@@ -154,9 +155,18 @@ void write_cache(const std::string& path, const std::vector<DecodeForm>& forms) 
 
 }  // namespace
 
-SimdLevel faster_form(double avx2_gbs, double avx512_gbs) {
+SimdLevel faster_form(double avx2_gbs, double avx2_vnni_gbs, double avx512_gbs) {
   constexpr double kNoise = 1.03;
-  return avx2_gbs > avx512_gbs * kNoise ? SimdLevel::kAvx2 : cpu_simd_level();
+  const std::pair<SimdLevel, double> wide_to_narrow[] = {
+      {cpu_simd_level(), avx512_gbs}, {SimdLevel::kAvx2Vnni, avx2_vnni_gbs}, {SimdLevel::kAvx2, avx2_gbs}};
+  SimdLevel form = cpu_simd_level();
+  double rate = 0;
+  for (const auto& [level, gbs] : wide_to_narrow)
+    if (level <= cpu_simd_level() && gbs > 0 && (rate == 0 || gbs > rate * kNoise)) {
+      form = level;
+      rate = gbs;
+    }
+  return form;
 }
 
 SimdLevel decode_level(DType weight) {
@@ -168,7 +178,8 @@ std::string decode_tuning_text(const std::vector<DecodeForm>& forms) {
   std::ostringstream text;
   text << kHeader << "\ncpu " << cpu_model_name() << "\n";
   for (const DecodeForm& f : forms)
-    text << dtype_name(f.weight) << ' ' << simd_level_name(f.level) << ' ' << f.avx2_gbs << ' ' << f.avx512_gbs << "\n";
+    text << dtype_name(f.weight) << ' ' << simd_level_name(f.level) << ' ' << f.avx2_gbs << ' ' << f.avx2_vnni_gbs << ' '
+         << f.avx512_gbs << "\n";
   return text.str();
 }
 
@@ -182,12 +193,13 @@ std::optional<std::vector<DecodeForm>> parse_decode_tuning(const std::string& te
     std::istringstream fields(line);
     std::string type_name, level_name, rest;
     DecodeForm f{};
-    if (!(fields >> type_name >> level_name >> f.avx2_gbs >> f.avx512_gbs) || (fields >> rest)) return std::nullopt;
+    if (!(fields >> type_name >> level_name >> f.avx2_gbs >> f.avx2_vnni_gbs >> f.avx512_gbs) || (fields >> rest)) return std::nullopt;
     const auto type = dtype_from_name(type_name);
     const auto level = simd_level_from_name(level_name);
     const auto same_type = [&](const DecodeForm& other) { return type && other.weight == *type; };
     if (!type || !dot_supported(*type) || std::any_of(forms.begin(), forms.end(), same_type) || !level ||
-        *level < SimdLevel::kAvx2 || *level > cpu_simd_level() || !std::isfinite(f.avx2_gbs) || !std::isfinite(f.avx512_gbs))
+        *level < SimdLevel::kAvx2 || *level > cpu_simd_level() || !std::isfinite(f.avx2_gbs) || !std::isfinite(f.avx2_vnni_gbs) ||
+        !std::isfinite(f.avx512_gbs))
       return std::nullopt;
     f.weight = *type;
     f.level = *level;
@@ -211,7 +223,7 @@ std::string decode_tuning_path() {
 
 std::vector<DecodeForm> tune_decode_forms() {
   std::vector<DecodeForm> forms;
-  if (cpu_simd_level() < SimdLevel::kAvx512) return forms;
+  if (cpu_simd_level() < SimdLevel::kAvx2Vnni) return forms;
   for (DType t : decode_dtypes()) forms.push_back(time_forms(t));
   apply(forms);
   if (const std::string path = decode_tuning_path(); !path.empty()) write_cache(path, forms);
@@ -222,7 +234,7 @@ void ensure_decode_tuning() {
   static std::once_flag once;
   std::call_once(once, [] {
     const char* env = std::getenv("ENGINE_CPU_TUNE");
-    if (ENGINE_SANITIZED_BUILD || (env && std::string(env) == "0") || simd_level() < SimdLevel::kAvx512) return;
+    if (ENGINE_SANITIZED_BUILD || (env && std::string(env) == "0") || simd_level() < SimdLevel::kAvx2Vnni) return;
     const std::string path = decode_tuning_path();
     if (!path.empty()) {
       std::ifstream in(path);
@@ -263,7 +275,7 @@ std::vector<CpuDecodeForm> cpu_decode_forms(bool retime) {
     cpu::ensure_decode_tuning();
   std::vector<CpuDecodeForm> forms;
   for (const cpu::DecodeForm& f : cpu::decode_forms())
-    forms.push_back(CpuDecodeForm{f.weight, cpu::simd_level_name(f.level), f.avx2_gbs, f.avx512_gbs});
+    forms.push_back(CpuDecodeForm{f.weight, cpu::simd_level_name(f.level), f.avx2_gbs, f.avx2_vnni_gbs, f.avx512_gbs});
   return forms;
 }
 

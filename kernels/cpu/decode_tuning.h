@@ -1,8 +1,8 @@
 #pragma once
 // Which SIMD form runs each weight dtype's one-column products (decode), chosen by timing the
 // forms on the machine itself, not by the CPU's name: where a CPU splits 512-bit operations into
-// two 256-bit halves (AMD Zen 4) a dtype's AVX2 form can outrun its AVX-512 one, elsewhere the
-// reverse. Every form gives the same bits (cpu_features.h), so the choice changes speed only.
+// two 256-bit halves (AMD Zen 4) a dtype's 256-bit forms can outrun its AVX-512 one, elsewhere the
+// reverse; the 256-bit VNNI form is the only one past AVX2 on AVX-VNNI cores without AVX-512. Every form gives the same bits (cpu_features.h), so the choice changes speed only.
 // It is kept per CPU model in a small file, so only the first run on a machine pays the timing.
 #include <optional>
 #include <string>
@@ -17,20 +17,21 @@ namespace engine::cpu {
 struct DecodeForm {
   DType weight;
   SimdLevel level;
-  double avx2_gbs = 0, avx512_gbs = 0;
+  double avx2_gbs = 0, avx2_vnni_gbs = 0, avx512_gbs = 0;  // 0: not timed (the CPU lacks it)
 };
 
-// The form kept for a dtype timed at these rates: AVX2 only where it is faster by more than the
-// timing's noise (3 %). Within that the two are equals on one thread, and the wide form, issuing
-// half the instructions, stays ahead when several threads share the memory (decode runs so).
-SimdLevel faster_form(double avx2_gbs, double avx512_gbs);
+// The form kept for a dtype timed at these rates: the widest this CPU has, unless a narrower one
+// is faster by more than the timing's noise (3 %), looking from wide to narrow. Within that the
+// forms are equals on one thread, and the wider, issuing fewer instructions, stays ahead when
+// several threads share the memory (decode runs so).
+SimdLevel faster_form(double avx2_gbs, double avx2_vnni_gbs, double avx512_gbs);
 
 // The level one-column products of `weight` run on: its chosen form, capped by simd_level().
 SimdLevel decode_level(DType weight);
 
 // Chooses the forms once per process: from this CPU's cache file, else by timing them (about a
-// second) and writing the file. Leaves every dtype on simd_level() where there is no choice (no
-// AVX-512), where ENGINE_CPU_TUNE=0, and in sanitized builds (their timings say nothing).
+// second) and writing the file. Leaves every dtype on simd_level() where there is no choice (AVX2
+// alone), where ENGINE_CPU_TUNE=0, and in sanitized builds (their timings say nothing).
 void ensure_decode_tuning();
 
 // Times every dtype's forms now, keeps the fastest of each and rewrites the cache file.

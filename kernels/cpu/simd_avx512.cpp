@@ -257,11 +257,13 @@ inline VR vr_fma(VR a, VR b, VR c) { return _mm512_fmadd_ps(a, b, c); }
 inline void vr_store(float* p, VR v) { _mm512_storeu_ps(p, v); }
 
 #define ENGINE_SIMD_VNNI 1
+#define ENGINE_DPBUSD256 _mm256_dpbusd_epi32
 #define ENGINE_TILE_ROWS 4
 #define ENGINE_TILE_COLS 6
 #define ENGINE_VF_REDUCE4 1
 #include "cpu/simd_kernels_impl.h"
 #undef ENGINE_SIMD_VNNI
+#undef ENGINE_DPBUSD256
 #undef ENGINE_TILE_ROWS
 #undef ENGINE_TILE_COLS
 #undef ENGINE_VF_REDUCE4

@@ -8,7 +8,7 @@ inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<co
 // acc + eight int32 lanes, lane L = sum of x*y over bytes 4L..4L+3; x unsigned, y signed.
 inline __m256i dot_u8_lanes(__m256i acc, __m256i x, __m256i y) {
 #if ENGINE_SIMD_VNNI
-  return _mm256_dpbusd_epi32(acc, x, y);
+  return ENGINE_DPBUSD256(acc, x, y);
 #else
   return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1)));
 #endif

@@ -7,14 +7,15 @@
 
 
 // The SIMD kernels' bodies, written once over a small vector vocabulary and compiled per
-// instruction set: simd_avx2.cpp and simd_avx512.cpp each include this file inside an
+// instruction set: simd_avx2_impl.h and simd_avx512.cpp each include this file inside an
 // anonymous namespace of their own, after defining
 //   VF (16 float lanes) with vf_zero, vf_set1, vf_load_f32, vf_load_f16, vf_load_first (the first
 //   n elements, zeros after), vf_add, vf_sub, vf_mul, vf_div, vf_max (std::max(b, a)), vf_fma
 //   (a*b+c), vf_fold8 (lanes i + (i + 8)), vf_store, vf_store_f16, vf_flush_denormal,
 //   vf_bf16_even, vf_bf16_odd, vf_exp_scale (j * 2^n, 0 / inf where |n| > 192);
 //   dpbf16(acc, w, a) with the AVX512_BF16 semantics (see dot_float.cpp);
-//   ENGINE_SIMD_VNNI (1: the 256-bit integer dot-product instruction exists), ENGINE_TILE_ROWS and
+//   ENGINE_SIMD_VNNI (1: the 256-bit integer dot-product instruction exists, ENGINE_DPBUSD256 its
+//   intrinsic), ENGINE_TILE_ROWS and
 //   ENGINE_TILE_COLS (the float GEMM's register block of outputs), ENGINE_VF_REDUCE4 where
 //   vf_reduce4 (four vf_reduce at once, as an __m128) exists;
 //   VI / VR (kRowLanes 32-bit integer / float lanes: 16 on AVX-512, 8 on AVX2) with

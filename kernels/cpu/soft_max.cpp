@@ -53,6 +53,7 @@ void soft_max_row(const float* x, const float* m, int64_t live, float scale, flo
   switch (simd_level()) {
     case SimdLevel::kAvx512Bf16:
     case SimdLevel::kAvx512: return avx512::soft_max_row(x, m, live, scale, d, n, w);
+    case SimdLevel::kAvx2Vnni:
     case SimdLevel::kAvx2: return avx2::soft_max_row(x, m, live, scale, d, n, w);
     case SimdLevel::kScalar: break;
   }

@@ -79,6 +79,7 @@ void quantize_activation(DType weight, const float* x, void* dst, int64_t n) {
     case SimdLevel::kAvx512:
       if (avx512::quantize_activation(act, x, dst, n)) return;
       break;
+    case SimdLevel::kAvx2Vnni:
     case SimdLevel::kAvx2:
       if (avx2::quantize_activation(act, x, dst, n)) return;
       break;
@@ -172,6 +173,9 @@ size_t dot_tile_work_size_at(SimdLevel level, DType weight, DotOrder order, cons
   switch (level) {
     case SimdLevel::kAvx512Bf16:
     case SimdLevel::kAvx512: return avx512::dot_tile_work_size(weight, order, t);
+    case SimdLevel::kAvx2Vnni:
+      return vnni_encoding() == VnniEncoding::kVex ? avx2_vnni::dot_tile_work_size(weight, order, t)
+                                                   : avx2_vnni_evex::dot_tile_work_size(weight, order, t);
     case SimdLevel::kAvx2: return avx2::dot_tile_work_size(weight, order, t);
     case SimdLevel::kScalar: break;
   }
@@ -179,11 +183,13 @@ size_t dot_tile_work_size_at(SimdLevel level, DType weight, DotOrder order, cons
 }
 
 size_t dot_tile_work_size(DType weight, DotOrder order, const DotTile& t) {
-  const size_t in_use = dot_tile_work_size_at(simd_level(), weight, order, t);
-  // One column may run on either form (decode_tuning.h): enough for both, so that no size
-  // depends on what the timing chose.
-  if (t.cols != 1 || simd_level() <= SimdLevel::kAvx2) return in_use;
-  return std::max(in_use, dot_tile_work_size_at(SimdLevel::kAvx2, weight, order, t));
+  size_t bytes = dot_tile_work_size_at(simd_level(), weight, order, t);
+  // One column may run on any form up to the level in use (decode_tuning.h): enough for each,
+  // so that no size depends on what the timing chose.
+  if (t.cols == 1)
+    for (SimdLevel form : {SimdLevel::kAvx2, SimdLevel::kAvx2Vnni})
+      if (form < simd_level()) bytes = std::max(bytes, dot_tile_work_size_at(form, weight, order, t));
+  return bytes;
 }
 
 void dot_tile_at(SimdLevel level, DType weight, DotOrder order, const DotTile& t) {
@@ -193,6 +199,10 @@ void dot_tile_at(SimdLevel level, DType weight, DotOrder order, const DotTile& t
     case SimdLevel::kAvx512Bf16:
     case SimdLevel::kAvx512:
       if (avx512::dot_tile(weight, order, t, level == SimdLevel::kAvx512Bf16)) return;
+      break;
+    case SimdLevel::kAvx2Vnni:
+      if (vnni_encoding() == VnniEncoding::kVex ? avx2_vnni::dot_tile(weight, order, t) : avx2_vnni_evex::dot_tile(weight, order, t))
+        return;
       break;
     case SimdLevel::kAvx2:
       if (avx2::dot_tile(weight, order, t)) return;

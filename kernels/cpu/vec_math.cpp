@@ -10,6 +10,7 @@ double exp_shifted_lanes(const float* x, float shift, float* y, int64_t n) {
   switch (simd_level()) {
     case SimdLevel::kAvx512Bf16:
     case SimdLevel::kAvx512: return avx512::exp_shifted(x, shift, y, n);
+    case SimdLevel::kAvx2Vnni:
     case SimdLevel::kAvx2: return avx2::exp_shifted(x, shift, y, n);
     case SimdLevel::kScalar: break;
   }
@@ -25,6 +26,7 @@ void silu_lanes(const float* x, float* y, int64_t n) {
   switch (simd_level()) {
     case SimdLevel::kAvx512Bf16:
     case SimdLevel::kAvx512: return avx512::silu(x, y, n);
+    case SimdLevel::kAvx2Vnni:
     case SimdLevel::kAvx2: return avx2::silu(x, y, n);
     case SimdLevel::kScalar: break;
   }

@@ -8,6 +8,9 @@
 // tiles with float activations where the CPU has them (mul_mat_amx.h).
 // `attention_qk` is one head's q.k of a 512-token prompt: 512 F16 keys of 64 elements times 512
 // queries (the short-dot kernel).
+// `mul_mat_decode_l2/<dtype>/<form>` is one thread's decode product over a weight that stays in L2
+// (256 rows), in each form the CPU has (decode_tuning.h): what each form's arithmetic costs where
+// memory does not hide it, as on cores that run AVX-512 as two halves.
 // `mul_mat_decode_stream` runs decode's products on every hardware thread over a 576 MiB weight,
 // beside the memory read the roofline takes (probe_GB/s): how close each dtype's kernel streams
 // to memory's speed, with no other op of a decode step in between.
@@ -42,6 +45,7 @@ using engine::cpu::DotOrder;
 using engine::cpu::SimdLevel;
 
 constexpr int64_t kK = 2048, kRows = 8192;
+constexpr int64_t kL2Rows = 256;  // a weight of at most 1 MiB: it stays in L2
 constexpr int64_t kHeadDim = 64, kPromptTokens = 512;
 
 struct Matrix {
@@ -82,10 +86,11 @@ void set_level(bool simd) {
 }
 
 // all_rows: the weight's rows; rows: how many of them are multiplied.
-void mul_mat_rows(benchmark::State& state, DType type, int64_t k, int64_t all_rows, int64_t rows, int64_t cols, bool simd,
+void mul_mat_rows(benchmark::State& state, DType type, int64_t k, int64_t all_rows, int64_t rows, int64_t cols, SimdLevel level,
                   bool packed) {
-  set_level(simd);
-  if (simd && engine::cpu::simd_level() == SimdLevel::kScalar) return state.SkipWithError("no SIMD on this CPU");
+  engine::cpu::set_simd_level_cap(level);
+  if (engine::cpu::simd_level() != level && level != SimdLevel::kAvx512Bf16) return state.SkipWithError("not on this CPU");
+  if (level != SimdLevel::kScalar && engine::cpu::simd_level() == SimdLevel::kScalar) return state.SkipWithError("no SIMD on this CPU");
   const Matrix& m = matrix(type, k, all_rows, cols, packed);
   std::vector<float> out(static_cast<size_t>(rows * cols));
   const DotOrder order = engine::cpu::dot_order(type, k, rows, cols);
@@ -105,7 +110,8 @@ void mul_mat_rows(benchmark::State& state, DType type, int64_t k, int64_t all_ro
 }
 
 void mul_mat(benchmark::State& state, DType type, int64_t cols, bool simd, bool packed) {
-  mul_mat_rows(state, type, kK, kRows, (!simd && cols > 1) ? 512 : kRows, cols, simd, packed);
+  mul_mat_rows(state, type, kK, kRows, (!simd && cols > 1) ? 512 : kRows, cols, simd ? SimdLevel::kAvx512Bf16 : SimdLevel::kScalar,
+               packed);
 }
 
 void mul_mat_amx_prefill(benchmark::State& state) {
@@ -189,7 +195,8 @@ void mul_mat_decode_stream(benchmark::State& state, DType type) {
 }
 
 void attention_qk(benchmark::State& state, bool simd) {
-  mul_mat_rows(state, DType::F16, kHeadDim, kPromptTokens, kPromptTokens, kPromptTokens, simd, false);
+  mul_mat_rows(state, DType::F16, kHeadDim, kPromptTokens, kPromptTokens, kPromptTokens,
+               simd ? SimdLevel::kAvx512Bf16 : SimdLevel::kScalar, false);
 }
 
 void dot_row(benchmark::State& state, DType type, bool simd) {
@@ -236,6 +243,22 @@ void softmax_exp(benchmark::State& state, bool simd) {
 const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_1,
                         DType::Q5_0, DType::Q5_1, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K};
 
+// The forms a one-column product can take on this CPU (decode_tuning.h), AVX2 + VNNI once per encoding.
+struct DecodeForm {
+  std::string name;
+  SimdLevel level;
+  engine::cpu::VnniEncoding encoding = engine::cpu::VnniEncoding::kVex;
+};
+std::vector<DecodeForm> decode_forms() {
+  using engine::cpu::VnniEncoding;
+  std::vector<DecodeForm> forms;
+  if (engine::cpu::cpu_simd_level() >= SimdLevel::kAvx2) forms.push_back({"avx2", SimdLevel::kAvx2});
+  for (VnniEncoding e : engine::cpu::cpu_vnni_encodings())
+    forms.push_back({e == VnniEncoding::kVex ? "avx2-vnni" : "avx2-vnni-evex", SimdLevel::kAvx2Vnni, e});
+  if (engine::cpu::cpu_simd_level() >= SimdLevel::kAvx512) forms.push_back({"avx512", SimdLevel::kAvx512Bf16});
+  return forms;
+}
+
 int register_all() {
   for (DType t : kTypes)
     for (bool simd : {true, false}) {
@@ -253,6 +276,14 @@ int register_all() {
         ->Unit(benchmark::kMillisecond)
         ->Iterations(1);
   }
+  for (DType t : {DType::F16, DType::Q8_0, DType::Q6_K, DType::Q5_K, DType::Q4_K, DType::Q4_1, DType::Q4_0, DType::Q5_0, DType::Q3_K, DType::Q2_K})
+    for (const DecodeForm& form : decode_forms())
+      benchmark::RegisterBenchmark(("mul_mat_decode_l2/" + std::string(engine::dtype_name(t)) + "/" + form.name).c_str(),
+                                   [t, form](benchmark::State& state) {
+                                     if (form.level == SimdLevel::kAvx2Vnni) engine::cpu::set_vnni_encoding(form.encoding);
+                                     mul_mat_rows(state, t, kK, kL2Rows, kL2Rows, 1, form.level, engine::cpu::has_packed_layout(t));
+                                     if (form.level == SimdLevel::kAvx2Vnni) engine::cpu::set_vnni_encoding(engine::cpu::cpu_vnni_encodings().front());
+                                   });
   benchmark::RegisterBenchmark("mul_mat_prefill/q8_0/amx", mul_mat_amx_prefill)->Unit(benchmark::kMillisecond);
   for (DType t : {DType::F16, DType::Q8_0, DType::Q6_K, DType::Q5_K, DType::Q4_K, DType::Q4_1, DType::Q4_0})
     benchmark::RegisterBenchmark(("mul_mat_decode_stream/" + std::string(engine::dtype_name(t))).c_str(), mul_mat_decode_stream, t)

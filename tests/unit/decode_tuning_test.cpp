@@ -1,7 +1,8 @@
-// The decode forms' choice by timing (kernels/cpu/decode_tuning.h): it keeps the faster form of
+// The decode forms' choice by timing (kernels/cpu/decode_tuning.h): it keeps the fastest form of
 // each dtype, writes a cache file that reads back the same, and refuses a cache file it cannot use.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -21,7 +22,8 @@ std::vector<DecodeForm> some_forms() {
   std::vector<DecodeForm> forms;
   for (uint32_t id = 0; id < 32; ++id)
     if (const auto t = dtype_from_gguf(id); t && dot_supported(*t))
-      forms.push_back(DecodeForm{*t, id % 2 ? SimdLevel::kAvx2 : cpu_simd_level(), 10.0 + id, 20.5 + id});
+      forms.push_back(DecodeForm{*t, id % 3 == 0 ? SimdLevel::kAvx2 : id % 3 == 1 ? std::min(SimdLevel::kAvx2Vnni, cpu_simd_level()) : cpu_simd_level(),
+                                 10.0 + id, 15.25 + id, 20.5 + id});
   return forms;
 }
 
@@ -35,6 +37,7 @@ TEST(DecodeTuning, CacheTextReadsBackTheSameForms) {
     EXPECT_EQ((*back)[i].weight, forms[i].weight);
     EXPECT_EQ((*back)[i].level, forms[i].level) << dtype_name(forms[i].weight);
     EXPECT_DOUBLE_EQ((*back)[i].avx2_gbs, forms[i].avx2_gbs);
+    EXPECT_DOUBLE_EQ((*back)[i].avx2_vnni_gbs, forms[i].avx2_vnni_gbs);
     EXPECT_DOUBLE_EQ((*back)[i].avx512_gbs, forms[i].avx512_gbs);
   }
 }
@@ -56,7 +59,7 @@ TEST(DecodeTuning, CacheTextItCannotUseIsRefused) {
   EXPECT_FALSE(parse_decode_tuning(replaced(dtype_line, "\nq9_9 "))) << "unknown dtype";
   EXPECT_FALSE(parse_decode_tuning(replaced(dtype_line, "\nq8_K "))) << "a dtype with no dot";
   EXPECT_FALSE(parse_decode_tuning(good.substr(0, good.rfind('\n', good.size() - 2) + 1))) << "a dtype missing";
-  EXPECT_FALSE(parse_decode_tuning(good + "f16 avx2 1 2\n")) << "a dtype twice";
+  EXPECT_FALSE(parse_decode_tuning(good + "f16 avx2 1 2 3\n")) << "a dtype twice";
   EXPECT_FALSE(parse_decode_tuning(replaced(" avx2 ", " scalar "))) << "not a SIMD form";
   EXPECT_FALSE(parse_decode_tuning(replaced(" avx2 ", " avx9 "))) << "unknown form";
   EXPECT_FALSE(parse_decode_tuning(replaced(" 11 ", " nan "))) << "a figure not finite";
@@ -66,16 +69,25 @@ TEST(DecodeTuning, CacheTextItCannotUseIsRefused) {
   }
 }
 
-TEST(DecodeTuning, TheNarrowFormOnlyWhenClearlyFaster) {
-  if (cpu_simd_level() < SimdLevel::kAvx512) GTEST_SKIP() << "no AVX-512: one form per dtype, nothing to time";
-  EXPECT_EQ(faster_form(12.0, 10.0), SimdLevel::kAvx2);
-  EXPECT_EQ(faster_form(10.0, 12.0), cpu_simd_level());
-  EXPECT_EQ(faster_form(10.2, 10.0), cpu_simd_level()) << "2 % is the timing's noise";
-  EXPECT_EQ(faster_form(10.0, 10.0), cpu_simd_level());
+TEST(DecodeTuning, ANarrowerFormOnlyWhenClearlyFaster) {
+  if (cpu_simd_level() < SimdLevel::kAvx2Vnni) GTEST_SKIP() << "AVX2 alone: one form per dtype, nothing to time";
+  if (cpu_simd_level() == SimdLevel::kAvx2Vnni) {  // no AVX-512: its rate is never timed
+    EXPECT_EQ(faster_form(12.0, 10.0, 0), SimdLevel::kAvx2);
+    EXPECT_EQ(faster_form(10.0, 12.0, 0), SimdLevel::kAvx2Vnni);
+    EXPECT_EQ(faster_form(10.2, 10.0, 0), SimdLevel::kAvx2Vnni) << "2 % is the timing's noise";
+    return;
+  }
+  EXPECT_EQ(faster_form(12.0, 10.0, 10.0), SimdLevel::kAvx2);
+  EXPECT_EQ(faster_form(10.0, 12.0, 10.0), SimdLevel::kAvx2Vnni);
+  EXPECT_EQ(faster_form(10.0, 10.0, 12.0), cpu_simd_level());
+  EXPECT_EQ(faster_form(10.2, 10.2, 10.0), cpu_simd_level()) << "2 % is the timing's noise";
+  EXPECT_EQ(faster_form(10.0, 10.0, 10.0), cpu_simd_level());
+  EXPECT_EQ(faster_form(12.2, 12.0, 10.0), SimdLevel::kAvx2Vnni) << "AVX2 within the noise of the VNNI form";
+  EXPECT_EQ(faster_form(13.0, 12.0, 10.0), SimdLevel::kAvx2) << "AVX2 clearly past both";
 }
 
 TEST(DecodeTuning, KeepsTheFasterFormOfEachDtypeAndCachesIt) {
-  if (cpu_simd_level() < SimdLevel::kAvx512) GTEST_SKIP() << "no AVX-512: one form per dtype, nothing to time";
+  if (cpu_simd_level() < SimdLevel::kAvx2Vnni) GTEST_SKIP() << "AVX2 alone: one form per dtype, nothing to time";
   const std::string path = (std::filesystem::temp_directory_path() / ("engine-tune-" + std::to_string(getpid()) + ".txt")).string();
   ASSERT_EQ(setenv("ENGINE_CPU_TUNE_FILE", path.c_str(), 1), 0);
   const auto forms = tune_decode_forms();
@@ -83,8 +95,9 @@ TEST(DecodeTuning, KeepsTheFasterFormOfEachDtypeAndCachesIt) {
   ASSERT_EQ(forms.size(), some_forms().size());
   for (const DecodeForm& f : forms) {
     EXPECT_GT(f.avx2_gbs, 0) << dtype_name(f.weight);
-    EXPECT_GT(f.avx512_gbs, 0) << dtype_name(f.weight);
-    EXPECT_EQ(f.level, faster_form(f.avx2_gbs, f.avx512_gbs)) << dtype_name(f.weight);
+    EXPECT_GT(f.avx2_vnni_gbs, 0) << dtype_name(f.weight);
+    EXPECT_EQ(f.avx512_gbs > 0, cpu_simd_level() >= SimdLevel::kAvx512) << dtype_name(f.weight);
+    EXPECT_EQ(f.level, faster_form(f.avx2_gbs, f.avx2_vnni_gbs, f.avx512_gbs)) << dtype_name(f.weight);
     EXPECT_EQ(decode_level(f.weight), std::min(f.level, simd_level())) << dtype_name(f.weight);
   }
   std::ifstream in(path);

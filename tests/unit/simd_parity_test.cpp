@@ -23,12 +23,25 @@
 namespace engine::cpu {
 namespace {
 
-const SimdLevel kSimdLevels[] = {SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16};
+const SimdLevel kSimdLevels[] = {SimdLevel::kAvx2, SimdLevel::kAvx2Vnni, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16};
 
-// Restores the default level when a test ends.
+// Restores the default level (and VNNI encoding) when a test ends.
 struct LevelGuard {
-  ~LevelGuard() { set_cpu_features_override(false); }
+  ~LevelGuard() {
+    set_cpu_features_override(false);
+    if (!cpu_vnni_encodings().empty()) set_vnni_encoding(cpu_vnni_encodings().front());
+  }
 };
+
+// Calls check(name) once per form of `level` this CPU runs: kAvx2Vnni once per encoding.
+template <typename Check>
+void each_form(SimdLevel level, const Check& check) {
+  if (level != SimdLevel::kAvx2Vnni) return check(std::string(simd_level_name(level)));
+  for (VnniEncoding encoding : cpu_vnni_encodings()) {
+    set_vnni_encoding(encoding);
+    check(std::string(simd_level_name(level)) + (encoding == VnniEncoding::kVex ? " vex" : " evex"));
+  }
+}
 
 uint32_t bits(float f) {
   uint32_t u;
@@ -100,11 +113,13 @@ void check_dtype(DType type, const std::vector<int64_t>& sizes) {
         const auto want = run_tile(SimdLevel::kScalar, type, order, t);
         for (SimdLevel level : kSimdLevels) {
           if (level > cpu_simd_level()) continue;
-          const std::string what = std::string(dtype_name(type)) + " " + simd_level_name(level) + " n=" + std::to_string(n) +
-                                   " tile " + std::to_string(shape[0]) + "x" + std::to_string(shape[1]) + " order " +
-                                   std::to_string(static_cast<int>(order));
-          expect_same_bits(want, run_tile(level, type, order, t), what);
-          expect_same_bits(want, run_tile(level, type, order, t, false, true), what + " rows adjacent");
+          each_form(level, [&](const std::string& form) {
+            const std::string what = std::string(dtype_name(type)) + " " + form + " n=" + std::to_string(n) + " tile " +
+                                     std::to_string(shape[0]) + "x" + std::to_string(shape[1]) + " order " +
+                                     std::to_string(static_cast<int>(order));
+            expect_same_bits(want, run_tile(level, type, order, t), what);
+            expect_same_bits(want, run_tile(level, type, order, t, false, true), what + " rows adjacent");
+          });
         }
       }
 }
@@ -122,11 +137,13 @@ void check_packed(DType type, const std::vector<int64_t>& sizes) {
         set_cpu_features_override(true);
         const auto want = run_tile(SimdLevel::kScalar, type, order, t);
         pack_rows(type, n, rows, t.w.data());
-        for (SimdLevel level : {SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16}) {
+        for (SimdLevel level : {SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx2Vnni, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16}) {
           if (level > cpu_simd_level()) continue;
-          expect_same_bits(want, run_tile(level, type, order, t, true),
-                           std::string(dtype_name(type)) + " packed " + simd_level_name(level) + " n=" + std::to_string(n) +
-                               " tile " + std::to_string(rows) + "x" + std::to_string(cols));
+          each_form(level, [&](const std::string& form) {
+            expect_same_bits(want, run_tile(level, type, order, t, true),
+                             std::string(dtype_name(type)) + " packed " + form + " n=" + std::to_string(n) + " tile " +
+                                 std::to_string(rows) + "x" + std::to_string(cols));
+          });
         }
       }
 }

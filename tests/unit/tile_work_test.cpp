@@ -49,7 +49,7 @@ TEST(TileWork, DotTileWorkSizeIsWhatTheTileTakes) {
                          DType::Q8_0, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K};
   // rows x cols: decode rows and heads, prefill chunks, causal parts, the fused attention's keys.
   const int64_t shapes[][2] = {{1, 1}, {16, 1}, {32, 4}, {13, 5}, {128, 64}, {48, 3}};
-  const SimdLevel levels[] = {SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16};
+  const SimdLevel levels[] = {SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx2Vnni, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16};
   int checked = 0;
   for (DType type : types)
     for (int64_t n : {64, 128, 512, 768})
@@ -70,8 +70,12 @@ TEST(TileWork, DotTileWorkSizeIsWhatTheTileTakes) {
               if (need > 0) {
                 EXPECT_THROW(t.run(level, type, order, need - kWorkAlign), Error) << what;
               }
-              if (shape[1] == 1 && level >= SimdLevel::kAvx2) {
-                EXPECT_GE(dot_tile_work_size(type, order, t.tile), dot_tile_work_size_at(SimdLevel::kAvx2, type, order, t.tile)) << what;
+              if (shape[1] == 1 && level >= SimdLevel::kAvx2) {  // decode's tile fits every form up to the level
+                for (SimdLevel form : {SimdLevel::kAvx2, SimdLevel::kAvx2Vnni}) {
+                  if (form <= level) {
+                    EXPECT_GE(dot_tile_work_size(type, order, t.tile), dot_tile_work_size_at(form, type, order, t.tile)) << what;
+                  }
+                }
                 EXPECT_GE(dot_tile_work_size(type, order, t.tile), need) << what;
               }
               checked += need > 0;
