@@ -11,9 +11,10 @@
 // `mul_mat_decode_l2/<dtype>/<form>` is one thread's decode product over a weight that stays in L2
 // (256 rows), in each form the CPU has (decode_tuning.h): what each form's arithmetic costs where
 // memory does not hide it, as on cores that run AVX-512 as two halves.
-// `mul_mat_decode_stream` runs decode's products on every hardware thread over a 576 MiB weight,
-// beside the memory read the roofline takes (probe_GB/s): how close each dtype's kernel streams
-// to memory's speed, with no other op of a decode step in between.
+// `mul_mat_decode_stream` runs decode's products (each dtype on the form the decode timing keeps)
+// on every hardware thread over a 576 MiB weight, beside the memory read the roofline takes
+// (probe_GB/s): how close each dtype's kernel streams to memory's speed, with no other op of a
+// decode step in between.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -27,6 +28,7 @@
 
 #include "cpu/cpu_device.h"
 #include "cpu/cpu_features.h"
+#include "cpu/decode_tuning.h"
 #include "cpu/host_buffer.h"
 #include "cpu/kernels.h"
 #include "cpu/repack.h"
@@ -170,6 +172,7 @@ const StreamWeight& stream_weight(DType type) {
 // probe_GB/s: the read the roofline divides by (cost::measure_read_bandwidth_gbs) on as many
 // threads, taken once per thread count after the first such benchmark.
 void mul_mat_decode_stream(benchmark::State& state, DType type) {
+  engine::cpu::ensure_decode_tuning();  // each dtype on the form decode runs it on
   const StreamWeight& s = stream_weight(type);
   const Matrix& m = matrix(type, kK, kRows, 1, s.packed);
   const int64_t groups = s.rows / engine::cpu::kPackRows;
