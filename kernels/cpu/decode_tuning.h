@@ -1,8 +1,9 @@
 #pragma once
 // Which SIMD form runs each weight dtype's one-column products (decode), chosen by timing the
 // forms on the machine itself, not by the CPU's name: where a CPU splits 512-bit operations into
-// two 256-bit halves (AMD Zen 4) a dtype's 256-bit forms can outrun its AVX-512 one, elsewhere the
-// reverse; the 256-bit VNNI form is the only one past AVX2 on AVX-VNNI cores without AVX-512. Every form gives the same bits (cpu_features.h), so the choice changes speed only.
+// two 256-bit halves (AMD Zen 4) a dtype's 256-bit forms can outrun its AVX-512 one, elsewhere
+// mostly the reverse; on AVX-VNNI cores without AVX-512 the 256-bit VNNI form is the one past
+// AVX2. Every form gives the same bits (cpu_features.h), so the choice changes speed only.
 // It is kept per CPU model in a small file, so only the first run on a machine pays the timing.
 #include <optional>
 #include <string>
