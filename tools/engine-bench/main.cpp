@@ -222,8 +222,9 @@ int main(int argc, char** argv) {
       ->excludes(calibrate_opt);
   bool tune = false;
   app.add_flag("--tune", tune,
-               "time the CPU backend's AVX2 and AVX-512 decode forms of every weight dtype now, keep the faster "
-               "of each (cached per CPU model; first use does this by itself), print them; then run any -m given");
+               "time the CPU backend's decode forms of every weight dtype now (AVX2, AVX2 + VNNI, AVX-512: those the "
+               "CPU has), keep the fastest of each (cached per CPU model; first use does this by itself), print them; "
+               "then run any -m given");
   if (const auto exit_code = tool_cli::parse(app, argc, argv, "engine-bench")) return *exit_code;
   if (list_devices) return tool_cli::print_devices();
 
