@@ -28,19 +28,22 @@ bool detect_avx_vnni() {
 #endif
 }
 
-std::vector<VnniEncoding> detect_vnni_encodings() {
+// What every SIMD level builds on: AVX2, FMA and F16C.
+bool has_avx2_base() {
   __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+}
+
+std::vector<VnniEncoding> detect_vnni_encodings() {
   std::vector<VnniEncoding> encodings;
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !__builtin_cpu_supports("f16c")) return encodings;
+  if (!has_avx2_base()) return encodings;
   if (__builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni")) encodings.push_back(VnniEncoding::kEvex);
   if (detect_avx_vnni()) encodings.push_back(VnniEncoding::kVex);
   return encodings;
 }
 
 SimdLevel detect() {
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !__builtin_cpu_supports("f16c"))
-    return SimdLevel::kScalar;
+  if (!has_avx2_base()) return SimdLevel::kScalar;
   const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
                       __builtin_cpu_supports("avx512vnni");
@@ -116,7 +119,7 @@ std::optional<SimdLevel> simd_level_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-std::vector<VnniEncoding> cpu_vnni_encodings() {
+const std::vector<VnniEncoding>& cpu_vnni_encodings() {
   static const std::vector<VnniEncoding> encodings = detect_vnni_encodings();
   return encodings;
 }
@@ -124,7 +127,7 @@ std::vector<VnniEncoding> cpu_vnni_encodings() {
 VnniEncoding vnni_encoding() { return encoding_in_use().load(std::memory_order_relaxed); }
 
 void set_vnni_encoding(VnniEncoding encoding) {
-  const std::vector<VnniEncoding> here = cpu_vnni_encodings();
+  const std::vector<VnniEncoding>& here = cpu_vnni_encodings();
   if (std::find(here.begin(), here.end(), encoding) == here.end())
     throw Error(std::string("this CPU lacks the ") + (encoding == VnniEncoding::kVex ? "AVX-VNNI" : "AVX-512 VNNI") + " encoding");
   encoding_in_use().store(encoding);

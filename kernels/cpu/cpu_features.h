@@ -33,7 +33,7 @@ std::optional<SimdLevel> simd_level_from_name(std::string_view name);
 // the K-quants' products 5-25 % faster on one core); and the one in use, the first unless set
 // (tests check each).
 enum class VnniEncoding { kVex, kEvex };
-std::vector<VnniEncoding> cpu_vnni_encodings();
+const std::vector<VnniEncoding>& cpu_vnni_encodings();
 VnniEncoding vnni_encoding();
 void set_vnni_encoding(VnniEncoding encoding);
 

@@ -83,8 +83,11 @@ engine::cpu::HostBuffer work_for(DType type, DotOrder order, engine::cpu::DotTil
   return work;
 }
 
+// The best level the CPU has, or the scalar code.
+SimdLevel level_for(bool simd) { return simd ? SimdLevel::kAvx512Bf16 : SimdLevel::kScalar; }
+
 void set_level(bool simd) {
-  engine::cpu::set_simd_level_cap(simd ? SimdLevel::kAvx512Bf16 : SimdLevel::kScalar);
+  engine::cpu::set_simd_level_cap(level_for(simd));
 }
 
 // all_rows: the weight's rows; rows: how many of them are multiplied.
@@ -112,8 +115,7 @@ void mul_mat_rows(benchmark::State& state, DType type, int64_t k, int64_t all_ro
 }
 
 void mul_mat(benchmark::State& state, DType type, int64_t cols, bool simd, bool packed) {
-  mul_mat_rows(state, type, kK, kRows, (!simd && cols > 1) ? 512 : kRows, cols, simd ? SimdLevel::kAvx512Bf16 : SimdLevel::kScalar,
-               packed);
+  mul_mat_rows(state, type, kK, kRows, (!simd && cols > 1) ? 512 : kRows, cols, level_for(simd), packed);
 }
 
 void mul_mat_amx_prefill(benchmark::State& state) {
@@ -198,8 +200,7 @@ void mul_mat_decode_stream(benchmark::State& state, DType type) {
 }
 
 void attention_qk(benchmark::State& state, bool simd) {
-  mul_mat_rows(state, DType::F16, kHeadDim, kPromptTokens, kPromptTokens, kPromptTokens,
-               simd ? SimdLevel::kAvx512Bf16 : SimdLevel::kScalar, false);
+  mul_mat_rows(state, DType::F16, kHeadDim, kPromptTokens, kPromptTokens, kPromptTokens, level_for(simd), false);
 }
 
 void dot_row(benchmark::State& state, DType type, bool simd) {
@@ -247,14 +248,14 @@ const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType:
                         DType::Q5_0, DType::Q5_1, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K};
 
 // The forms a one-column product can take on this CPU (decode_tuning.h), AVX2 + VNNI once per encoding.
-struct DecodeForm {
+struct DotForm {
   std::string name;
   SimdLevel level;
   engine::cpu::VnniEncoding encoding = engine::cpu::VnniEncoding::kVex;
 };
-std::vector<DecodeForm> decode_forms() {
+std::vector<DotForm> dot_forms() {
   using engine::cpu::VnniEncoding;
-  std::vector<DecodeForm> forms;
+  std::vector<DotForm> forms;
   if (engine::cpu::cpu_simd_level() >= SimdLevel::kAvx2) forms.push_back({"avx2", SimdLevel::kAvx2});
   for (VnniEncoding e : engine::cpu::cpu_vnni_encodings())
     forms.push_back({e == VnniEncoding::kVex ? "avx2-vnni" : "avx2-vnni-evex", SimdLevel::kAvx2Vnni, e});
@@ -280,7 +281,7 @@ int register_all() {
         ->Iterations(1);
   }
   for (DType t : {DType::F16, DType::Q8_0, DType::Q6_K, DType::Q5_K, DType::Q4_K, DType::Q4_1, DType::Q4_0, DType::Q5_0, DType::Q3_K, DType::Q2_K})
-    for (const DecodeForm& form : decode_forms())
+    for (const DotForm& form : dot_forms())
       benchmark::RegisterBenchmark(("mul_mat_decode_l2/" + std::string(engine::dtype_name(t)) + "/" + form.name).c_str(),
                                    [t, form](benchmark::State& state) {
                                      if (form.level == SimdLevel::kAvx2Vnni) engine::cpu::set_vnni_encoding(form.encoding);
