@@ -41,7 +41,7 @@ namespace engine::cpu {
 namespace {
 
 // The number goes up with every change to a decode kernel: a file timed on older kernels is timed anew.
-constexpr const char* kHeader = "engine cpu decode forms 9";
+constexpr const char* kHeader = "engine cpu decode forms 10";
 constexpr int64_t kTimedK = 4096;              // elements per weight row, as in a 1B-8B model
 constexpr size_t kTimedBytes = size_t{32} << 20;  // weight bytes per timing
 constexpr int kTimedPasses = 3;                // the fastest of these after one to warm up, each from memory

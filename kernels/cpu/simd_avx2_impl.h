@@ -152,6 +152,19 @@ inline VI vi_dot_u8v(VI acc, VI x, VI y) {
 #endif
 }
 inline VI vi_dot_u8(VI acc, VI x, const int8_t* y4) { return vi_dot_u8v(acc, x, _mm256_broadcastd_epi32(_mm_loadu_si32(y4))); }
+// Dots of unsigned nibbles x (< 16) with signed bytes y, at most eight summed (vi_nibble_dot,
+// vi_add_nibble_dots) before vi_widen_nibble_dots makes them per-lane int32 sums. Without VNNI
+// the byte-pair sums add up in 16 bits (|sum| <= 8 * 2 * 15 * 128 < 2^15) and widen once, where
+// vi_dot_u8v widens every step: a third fewer operations on the ports both run on.
+#if ENGINE_SIMD_VNNI
+inline VI vi_nibble_dot(VI acc, VI x, VI y) { return ENGINE_DPBUSD256(acc, x, y); }
+inline VI vi_add_nibble_dots(VI a, VI b) { return _mm256_add_epi32(a, b); }
+inline VI vi_widen_nibble_dots(VI v) { return v; }
+#else
+inline VI vi_nibble_dot(VI acc, VI x, VI y) { return _mm256_add_epi16(acc, _mm256_maddubs_epi16(x, y)); }
+inline VI vi_add_nibble_dots(VI a, VI b) { return _mm256_add_epi16(a, b); }
+inline VI vi_widen_nibble_dots(VI v) { return _mm256_madd_epi16(v, _mm256_set1_epi16(1)); }
+#endif
 inline VI vi_add(VI a, VI b) { return _mm256_add_epi32(a, b); }
 inline VI vi_mul16(VI a, VI b) { return _mm256_mullo_epi16(a, b); }  // low 16 bits of int16 products
 // acc + per lane the dot of the two int16 pairs.

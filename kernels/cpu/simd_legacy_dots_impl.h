@@ -246,7 +246,7 @@ struct Q8_0LaneAct {
 // rows r0.. lie in one group, in order.
 [[gnu::always_inline]] inline Q8_0LaneRows q8_0_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i) {
   const char* group = packed_block(t, r0, i, sizeof(BlockQ8_0));
-  prefetch_stream(group, kPackRows * sizeof(BlockQ8_0));
+  if (r0 % kPackRows == 0) prefetch_stream(group, kPackRows * sizeof(BlockQ8_0));  // the group's first register requests it
   const char* lanes = group + kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t);
   Q8_0LaneRows w;
   for (int j = 0; j < 8; ++j) w.lanes[j] = vi_signed_levels(vi_load(lanes + j * kPackRows * sizeof(int32_t)));
@@ -309,9 +309,40 @@ size_t q8_0_lanes_gemm_work_size(const DotTile& t) {
   return act_table_bytes<Q8_0LaneAct>(t) + (t.packed && t.cols == 1 ? 0 : prepared_bytes<Q8_0LaneRows>(t.n / kQK, 1));
 }
 
+// One column (decode) in q8_0_lane_block's order, each block's registers straight from the
+// weight stream, kGroups registers of rows a pass: where a register holds half a packed group
+// (the 256-bit forms) Q8_0 runs both halves at once, sharing the activation's dwords and
+// offsets (1.2-1.5 x from L2); Q5_0, whose fifth bits take more registers, one at a time.
+template <int kGroups, typename PackedRows>
+void signed_lanes_column(const DotTile& t, PackedRows packed_rows, const Q8_0LaneAct* act) {
+  const int64_t nb = t.n / kQK;
+  const BlockQ8_0* a = reinterpret_cast<const BlockQ8_0*>(t.a);
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kGroups * kRowLanes) {
+    VR acc[kGroups][8];
+    for (int g = 0; g < kGroups; ++g)
+      for (int j = 0; j < 8; ++j) acc[g][j] = vr_zero();
+    for (int64_t i = 0; i < nb; ++i) {
+      Q8_0LaneRows w[kGroups];
+      VR d[kGroups];
+      for (int g = 0; g < kGroups; ++g) {
+        w[g] = packed_rows(r0 + g * kRowLanes, i);
+        d[g] = vr_mul(w[g].d, vr_set1(act[i].d));
+      }
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        int32_t y4;
+        std::memcpy(&y4, a[i].qs + 4 * j, sizeof y4);
+        const VI y = vi_set1(y4), offset = vi_set1(act[i].offset[j]);
+        for (int g = 0; g < kGroups; ++g) acc[g][j] = vr_fma(d[g], vr_from_i32(vi_dot_s8v(offset, w[g].lanes[j], y)), acc[g][j]);
+      }
+    }
+    for (int g = 0; g < kGroups; ++g) store_row_lanes(t, r0 + g * kRowLanes, 0, lane_tree(acc[g]));
+  }
+}
+
 // packed_rows(r0, i): block i of the packed rows from r0 as Q8_0LaneRows (Q8_0's, or Q5_0's
 // below); rows in the file layout are Q8_0's.
-template <typename PackedRows>
+template <int Groups, typename PackedRows>
 void signed_lanes_gemm(const DotTile& t, PackedRows packed_rows) {
   const int64_t nb = t.n / kQK;
   TileWork work(t);
@@ -323,11 +354,7 @@ void signed_lanes_gemm(const DotTile& t, PackedRows packed_rows) {
     x.d = half(a.d);
     return x;
   });
-  if (t.packed && t.cols == 1) {  // decode: each block's registers straight from the weight stream
-    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes)
-      q8_0_lane_block<1>(t, [&](int64_t i) { return packed_rows(r0, i); }, acts, r0, 0);
-    return;
-  }
+  if (t.packed && t.cols == 1) return signed_lanes_column<Groups>(t, packed_rows, acts);
   for_prepared_row_blocks<kRowLanes, Q8_0LaneRows, 2>(
       t, work, nb, 1,
       [&](const char* const* wp, int64_t r0, int64_t i, Q8_0LaneRows* out) {
@@ -342,7 +369,7 @@ void signed_lanes_gemm(const DotTile& t, PackedRows packed_rows) {
 }
 
 void q8_0_lanes_gemm(const DotTile& t) {
-  signed_lanes_gemm(t, [&](int64_t r0, int64_t i) { return q8_0_packed_lane_rows(t, r0, i); });
+  signed_lanes_gemm<kPackRows / kRowLanes>(t, [&](int64_t r0, int64_t i) { return q8_0_packed_lane_rows(t, r0, i); });
 }
 
 // Q5_0 packed (repack.h: the scales, then dword 0, qh, and dwords 1..4, the nibbles, of every
@@ -358,7 +385,7 @@ void q8_0_lanes_gemm(const DotTile& t) {
 }
 
 void q5_0_packed(const DotTile& t) {
-  signed_lanes_gemm(t, [&](int64_t r0, int64_t i) { return q5_0_packed_lane_rows(t, r0, i); });
+  signed_lanes_gemm<1>(t, [&](int64_t r0, int64_t i) { return q5_0_packed_lane_rows(t, r0, i); });
 }
 
 // Q4_1 packed (repack.h) in legacy_lanes_block's eight-lane order, each register holding one
@@ -422,25 +449,53 @@ template <int CB, typename RowsOf, typename Request>
   for (int c = 0; c < CB; ++c) store_row_lanes(t, r0, c0 + c, vr_add(lane_tree(acc[c]), mins[c]));
 }
 
+// One column (decode) in q4_1_lane_block's order, each block's registers straight from the
+// weight stream, requested ahead a line per dword step beside the products (two threads read
+// more than with the block's lines at once); kGroups registers of rows a pass, as
+// signed_lanes_column.
+template <int kGroups, typename PackedRows>
+void unsigned_lanes_column(const DotTile& t, PackedRows packed_rows, size_t block_bytes) {
+  const int64_t nb = t.n / kQK;
+  const int64_t lines = static_cast<int64_t>((kPackRows * block_bytes + 63) / 64);
+  const BlockQ8_1* a = reinterpret_cast<const BlockQ8_1*>(t.a);
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kGroups * kRowLanes) {
+    VR acc[kGroups][8], mins[kGroups];
+    for (int g = 0; g < kGroups; ++g) {
+      mins[g] = vr_zero();
+      for (int j = 0; j < 8; ++j) acc[g][j] = vr_zero();
+    }
+    for (int64_t i = 0; i < nb; ++i) {
+      const VR ad = vr_set1(half(a[i].d)), as = vr_set1(half(a[i].s));
+      Q4_1LaneRows w[kGroups];
+      VR d[kGroups];
+      for (int g = 0; g < kGroups; ++g) {
+        w[g] = packed_rows(r0 + g * kRowLanes, i, false);
+        d[g] = vr_mul(w[g].d, ad);
+        mins[g] = vr_fma(w[g].m, as, mins[g]);
+      }
+      const char* group = packed_block(t, r0, i, block_bytes);
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        if (j < lines) prefetch_stream(group + 64 * j, 64, false);
+        int32_t y4;
+        std::memcpy(&y4, a[i].qs + 4 * j, sizeof y4);
+        const VI y = vi_set1(y4);
+        for (int g = 0; g < kGroups; ++g) acc[g][j] = vr_fma(d[g], vr_from_i32(vi_dot_u8v(vi_set1(0), w[g].lanes[j], y)), acc[g][j]);
+      }
+    }
+    for (int g = 0; g < kGroups; ++g) store_row_lanes(t, r0 + g * kRowLanes, 0, vr_add(lane_tree(acc[g]), mins[g]));
+  }
+}
+
 // Work memory: with several columns, the prepared row blocks.
 size_t q4_1_packed_work_size(const DotTile& t) { return t.cols == 1 ? 0 : prepared_bytes<Q4_1LaneRows>(t.n / kQK, 1); }
 
 // packed_rows(r0, i): block i of the packed rows from r0 as Q4_1LaneRows (Q4_1's or Q5_1's).
 // One column requests the stream ahead of the block a line per dword step, beside the products
 // (two threads read more than with the block's lines at once).
-template <typename PackedRows>
+template <int Groups, typename PackedRows>
 void unsigned_lanes_packed(const DotTile& t, PackedRows packed_rows, size_t block_bytes) {
-  if (t.cols == 1) {  // decode: each block's registers straight from the weight stream
-    const int64_t lines = static_cast<int64_t>((kPackRows * block_bytes + 63) / 64);
-    for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes)
-      q4_1_lane_block<1>(
-          t, [&](int64_t i) { return packed_rows(r0, i, false); },
-          [&](int64_t i, int j) {
-            if (j < lines) prefetch_stream(packed_block(t, r0, i, block_bytes) + 64 * j, 64, false);
-          },
-          r0, 0);
-    return;
-  }
+  if (t.cols == 1) return unsigned_lanes_column<Groups>(t, packed_rows, block_bytes);
   TileWork work(t);
   for_prepared_row_blocks<kRowLanes, Q4_1LaneRows, 2>(
       t, work, t.n / kQK, 1, [&](const char* const*, int64_t r0, int64_t i, Q4_1LaneRows* out) { *out = packed_rows(r0, i, true); },
@@ -451,14 +506,14 @@ void unsigned_lanes_packed(const DotTile& t, PackedRows packed_rows, size_t bloc
 }
 
 void q4_1_packed(const DotTile& t) {
-  unsigned_lanes_packed(
+  unsigned_lanes_packed<kPackRows / kRowLanes>(
       t, [&](int64_t r0, int64_t i, bool burst) { return q4_1_packed_lane_rows<false>(t, r0, i, burst); }, sizeof(BlockQ4_1));
 }
 
 // Q5_1 packed (repack.h: the scales, the mins, then dword 0, qh, and dwords 1..4, the nibbles,
 // of every row): Q4_1's lane rows with each level's fifth bit.
 void q5_1_packed(const DotTile& t) {
-  unsigned_lanes_packed(
+  unsigned_lanes_packed<1>(
       t, [&](int64_t r0, int64_t i, bool burst) { return q4_1_packed_lane_rows<true>(t, r0, i, burst); }, sizeof(BlockQ5_1));
 }
 
@@ -565,28 +620,40 @@ void q4_0_serial_block(const DotTile& t, const Q4_0Rows* prepared, const Q4_0Act
 // block; the low and high nibbles run as two chains of four dots. With four fewer loads a block
 // than the rows' general loop (q4_0_serial_block) and the scales read last, it streams a weight
 // beyond the cache 8-13 % faster on two threads (docs/benchmarks.md). The levels are loaded here,
-// not through q4_0_packed_block: taking a whole block's registers first measured slower.
+// not through q4_0_packed_block: taking a whole block's registers first measured slower. Where a
+// register holds half a packed group (the 256-bit forms), both halves run in one pass: the
+// spread levels and the stream's requests serve the whole group once.
 inline void q4_0_packed_column(const DotTile& t, const Q4_0Act* act) {
+  constexpr int kGroups = kPackRows / kRowLanes;  // registers a packed row group fills
   const int64_t nb = t.n / kQK;
   const BlockQ8_0* a = reinterpret_cast<const BlockQ8_0*>(t.a);
-  for (int64_t r0 = 0; r0 < t.rows; r0 += kRowLanes) {
-    const int64_t lane0 = r0 % kPackRows;
-    VR acc = vr_zero();
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) {
+    VR acc[kGroups];
+    for (int g = 0; g < kGroups; ++g) acc[g] = vr_zero();
     for (int64_t i = 0; i < nb; ++i) {
       const char* blk = packed_block(t, r0, i, sizeof(BlockQ4_0));
       prefetch_stream(blk, kPackRows * sizeof(BlockQ4_0));
       const VI levels = vi_dwords32(a[i].qs);
-      VI lo = vi_set1(act[i].offset), hi = vi_set1(0);
+      VI lo[kGroups], hi[kGroups];
+      for (int g = 0; g < kGroups; ++g) lo[g] = hi[g] = vi_set1(0);
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
-        const VI quad = vi_load(blk + kPackRows * 2 + (j * kPackRows + lane0) * 4);
-        lo = vi_dot_u8v(lo, vi_low_nibbles(quad), vi_dword(levels, j));
-        hi = vi_dot_u8v(hi, vi_high_nibbles(quad), vi_dword(levels, 4 + j));
+        const VI low_levels = vi_dword(levels, j), high_levels = vi_dword(levels, 4 + j);
+        for (int g = 0; g < kGroups; ++g) {
+          const VI quad = vi_load(blk + kPackRows * 2 + (j * kPackRows + g * kRowLanes) * 4);
+          lo[g] = vi_nibble_dot(lo[g], vi_low_nibbles(quad), low_levels);
+          hi[g] = vi_nibble_dot(hi[g], vi_high_nibbles(quad), high_levels);
+        }
       }
-      const VR d = vr_load_f16(reinterpret_cast<const uint16_t*>(blk) + lane0);
-      acc = vr_fma(vr_from_i32(vi_add(lo, hi)), vr_mul(d, vr_set1(act[i].d)), acc);
+      const VI offset = vi_set1(act[i].offset);
+      const VR da = vr_set1(act[i].d);
+      for (int g = 0; g < kGroups; ++g) {
+        const VI sum = vi_add(offset, vi_widen_nibble_dots(vi_add_nibble_dots(lo[g], hi[g])));
+        const VR d = vr_load_f16(reinterpret_cast<const uint16_t*>(blk) + g * kRowLanes);
+        acc[g] = vr_fma(vr_from_i32(sum), vr_mul(d, da), acc[g]);
+      }
     }
-    store_row_lanes(t, r0, 0, acc);
+    for (int g = 0; g < kGroups; ++g) store_row_lanes(t, r0 + g * kRowLanes, 0, acc[g]);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -18,6 +19,7 @@
 #include "cpu/vec_dot.h"
 #include "cpu/vec_math.h"
 #include "engine/quants.h"
+#include "quant_formats.h"
 #include "random_floats.h"
 
 namespace engine::cpu {
@@ -146,6 +148,37 @@ void check_packed(DType type, const std::vector<int64_t>& sizes) {
           });
         }
       }
+}
+
+// The nibble dots at the largest sums their levels allow: every nibble 15 against activation
+// levels of the largest magnitude, positive and negative (the 256-bit forms sum eight such
+// byte-pair products in 16 bits before widening: one more would overflow), packed for decode.
+void check_nibble_extremes(DType type, size_t nibbles_at, size_t nibble_bytes, int64_t n) {
+  LevelGuard guard;
+  for (float sign : {1.0f, -1.0f}) {
+    Tile t = make_tile(type, n, 3 * kPackRows, 1, 11);
+    const size_t block = dtype_info(type).block_bytes;
+    for (size_t b = 0; b < t.w.size(); b += block) std::memset(t.w.data() + b + nibbles_at, 0xFF, nibble_bytes);
+    set_cpu_features_override(true);
+    quantize_activation(type, std::vector<float>(static_cast<size_t>(n), sign).data(), t.a.data(), n);
+    const auto want = run_tile(SimdLevel::kScalar, type, DotOrder::kRow, t);
+    EXPECT_NE(want[0], 0.0f);
+    pack_rows(type, n, t.rows, t.w.data());
+    for (SimdLevel level : kSimdLevels) {
+      if (level > cpu_simd_level()) continue;
+      each_form(level, [&](const std::string& form) {
+        expect_same_bits(want, run_tile(level, type, DotOrder::kRow, t, true),
+                         std::string(dtype_name(type)) + " nibbles at 15 " + form + (sign > 0 ? " +" : " -"));
+      });
+    }
+  }
+}
+
+TEST(SimdParity, NibbleDotsAtTheirLargestSums) {
+  using namespace engine::quant;
+  check_nibble_extremes(DType::Q4_0, offsetof(BlockQ4_0, qs), sizeof(BlockQ4_0::qs), 1024);
+  check_nibble_extremes(DType::Q4_1, offsetof(BlockQ4_1, qs), sizeof(BlockQ4_1::qs), 1024);
+  check_nibble_extremes(DType::Q4_K, offsetof(BlockQ4_K, qs), sizeof(BlockQ4_K::qs), 2048);
 }
 
 // Up to kShortDot (multiples of 16) the short-dot kernel; past it the register blocks.
