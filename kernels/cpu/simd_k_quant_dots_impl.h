@@ -404,7 +404,7 @@ void q4_K_packed_column(const DotTile& t) {
         }
         const int16_t* bs = a[i].bsums + 4 * m;
         for (int g = 0; g < kGroups; ++g) {
-          const VI h[4] = {vi_set1(0), header(g, 1), header(g, 2), header(g, 3)};
+          const VI h[4] = {vi_set1(0), header(g, 1), header(g, 2), header(g, 3)};  // d | dmin (h[0]) is not read here
           const VI lo = vi_widen_nibble_dots(vi_add_nibble_dots(s_lo[g][0], s_lo[g][1]));
           const VI hi = Native ? vi_shift_right(vi_add(s_hi[g][0], s_hi[g][1]), 4) : vi_add(s_hi[g][0], s_hi[g][1]);
           sum[g] = vi_add(sum[g], vi_add(vi_mul(lo, q4_K_scale(h, 2 * m)), vi_mul(hi, q4_K_scale(h, 2 * m + 1))));

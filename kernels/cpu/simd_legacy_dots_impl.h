@@ -273,9 +273,9 @@ inline void q8_0_file_lane_rows(const char* const* wp, int64_t i, Q8_0LaneRows& 
   w.d = vr_load_f16(dh);
 }
 
-// rows_of(i): block i's Q8_0LaneRows (a prepared one, or one loaded there and then).
-template <int CB, typename RowsOf>
-[[gnu::always_inline]] inline void q8_0_lane_block(const DotTile& t, RowsOf rows_of, const Q8_0LaneAct* act, int64_t r0, int64_t c0) {
+// Several columns against prepared row blocks: rows[i] is block i of the rows from r0.
+template <int CB>
+[[gnu::always_inline]] inline void q8_0_lane_block(const DotTile& t, const Q8_0LaneRows* rows, const Q8_0LaneAct* act, int64_t r0, int64_t c0) {
   const char* ap[CB];
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
   const int64_t nb = t.n / kQK;
@@ -283,7 +283,7 @@ template <int CB, typename RowsOf>
   for (int c = 0; c < CB; ++c)
     for (int j = 0; j < 8; ++j) acc[c][j] = vr_zero();
   for (int64_t i = 0; i < nb; ++i) {
-    const Q8_0LaneRows& w = rows_of(i);
+    const Q8_0LaneRows& w = rows[i];
     const Q8_0LaneAct* x[CB];
     VR d[CB];
     for (int c = 0; c < CB; ++c) {
@@ -341,7 +341,7 @@ void signed_lanes_column(const DotTile& t, PackedRows packed_rows, const Q8_0Lan
 }
 
 // packed_rows(r0, i): block i of the packed rows from r0 as Q8_0LaneRows (Q8_0's, or Q5_0's
-// below); rows in the file layout are Q8_0's.
+// below); rows in the file layout are Q8_0's. Groups: signed_lanes_column's.
 template <int Groups, typename PackedRows>
 void signed_lanes_gemm(const DotTile& t, PackedRows packed_rows) {
   const int64_t nb = t.n / kQK;
@@ -364,7 +364,7 @@ void signed_lanes_gemm(const DotTile& t, PackedRows packed_rows) {
           q8_0_file_lane_rows(wp, i, *out);
       },
       [&](auto cols, const Q8_0LaneRows* rows, int64_t r0, int64_t c0) {
-        q8_0_lane_block<decltype(cols)::value>(t, [rows](int64_t i) -> const Q8_0LaneRows& { return rows[i]; }, acts, r0, c0);
+        q8_0_lane_block<decltype(cols)::value>(t, rows, acts, r0, c0);
       });
 }
 
@@ -398,7 +398,7 @@ struct Q4_1LaneRows {
 
 // Block i of the kRowLanes packed rows from r0 (Q5_1 with FiveBit: its qh words before the
 // nibbles); with `burst`, the stream ahead of the group requested at once (else line by line by
-// the caller: q4_1_lane_block).
+// the caller: unsigned_lanes_column).
 template <bool FiveBit>
 [[gnu::always_inline]] inline Q4_1LaneRows q4_1_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i, bool burst) {
   constexpr size_t kBlock = FiveBit ? sizeof(BlockQ5_1) : sizeof(BlockQ4_1);
@@ -416,9 +416,9 @@ template <bool FiveBit>
   return w;
 }
 
-// request(i, j): at dword step j of block i, the caller's share of the weight stream to request.
-template <int CB, typename RowsOf, typename Request>
-[[gnu::always_inline]] inline void q4_1_lane_block(const DotTile& t, RowsOf rows_of, Request request, int64_t r0, int64_t c0) {
+// Several columns against prepared row blocks: rows[i] is block i of the rows from r0.
+template <int CB>
+[[gnu::always_inline]] inline void q4_1_lane_block(const DotTile& t, const Q4_1LaneRows* rows, int64_t r0, int64_t c0) {
   const char* ap[CB];
   block_ptrs(t.a, t.a_stride, c0, t.cols, ap);
   const int64_t nb = t.n / kQK;
@@ -428,7 +428,7 @@ template <int CB, typename RowsOf, typename Request>
     for (int j = 0; j < 8; ++j) acc[c][j] = vr_zero();
   }
   for (int64_t i = 0; i < nb; ++i) {
-    const Q4_1LaneRows& w = rows_of(i);
+    const Q4_1LaneRows& w = rows[i];
     const BlockQ8_1* x[CB];
     VR d[CB];
     for (int c = 0; c < CB; ++c) {
@@ -440,7 +440,6 @@ template <int CB, typename RowsOf, typename Request>
     for (int j = 0; j < 8; ++j)
 #pragma GCC unroll 4
       for (int c = 0; c < CB; ++c) {
-        if (c == 0) request(i, j);
         int32_t y4;
         std::memcpy(&y4, x[c]->qs + 4 * j, sizeof y4);
         acc[c][j] = vr_fma(d[c], vr_from_i32(vi_dot_u8v(vi_set1(0), w.lanes[j], vi_set1(y4))), acc[c][j]);
@@ -490,9 +489,8 @@ void unsigned_lanes_column(const DotTile& t, PackedRows packed_rows, size_t bloc
 // Work memory: with several columns, the prepared row blocks.
 size_t q4_1_packed_work_size(const DotTile& t) { return t.cols == 1 ? 0 : prepared_bytes<Q4_1LaneRows>(t.n / kQK, 1); }
 
-// packed_rows(r0, i): block i of the packed rows from r0 as Q4_1LaneRows (Q4_1's or Q5_1's).
-// One column requests the stream ahead of the block a line per dword step, beside the products
-// (two threads read more than with the block's lines at once).
+// packed_rows(r0, i, burst): block i of the packed rows from r0 as Q4_1LaneRows (Q4_1's or
+// Q5_1's); Groups: unsigned_lanes_column's.
 template <int Groups, typename PackedRows>
 void unsigned_lanes_packed(const DotTile& t, PackedRows packed_rows, size_t block_bytes) {
   if (t.cols == 1) return unsigned_lanes_column<Groups>(t, packed_rows, block_bytes);
@@ -500,8 +498,7 @@ void unsigned_lanes_packed(const DotTile& t, PackedRows packed_rows, size_t bloc
   for_prepared_row_blocks<kRowLanes, Q4_1LaneRows, 2>(
       t, work, t.n / kQK, 1, [&](const char* const*, int64_t r0, int64_t i, Q4_1LaneRows* out) { *out = packed_rows(r0, i, true); },
       [&](auto cols, const Q4_1LaneRows* rows, int64_t r0, int64_t c0) {
-        q4_1_lane_block<decltype(cols)::value>(
-            t, [rows](int64_t i) -> const Q4_1LaneRows& { return rows[i]; }, [](int64_t, int) {}, r0, c0);
+        q4_1_lane_block<decltype(cols)::value>(t, rows, r0, c0);
       });
 }
 
