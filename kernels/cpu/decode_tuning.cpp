@@ -41,14 +41,17 @@ namespace engine::cpu {
 namespace {
 
 // The number goes up with every change to a decode kernel: a file timed on older kernels is timed anew.
-constexpr const char* kHeader = "engine cpu decode forms 10";
+constexpr const char* kHeader = "engine cpu decode forms 11";
 constexpr int64_t kTimedK = 4096;              // elements per weight row, as in a 1B-8B model
 constexpr size_t kTimedBytes = size_t{32} << 20;  // weight bytes per timing
 constexpr int kTimedPasses = 3;                // the fastest of these after one to warm up, each from memory
 
+constexpr double kNoise = 1.03;                // rates closer than this are equals to the timing
+
 // Chosen forms by DType id (ids are below 32); kAvx512Bf16 stands for the best level in use.
 struct ChosenForm {
   std::atomic<SimdLevel> level{SimdLevel::kAvx512Bf16};
+  std::atomic<bool> near_requests{true};
 };
 std::array<ChosenForm, 32>& chosen() {
   static std::array<ChosenForm, 32> forms;
@@ -79,11 +82,13 @@ void flush_from_caches(const HostMemory& w) {
 }
 
 // Weight bytes per second of one-column products over kTimedBytes of `weight` on `level`.
-double time_form(DType weight, SimdLevel level, const HostMemory& w, int64_t rows, const void* act, std::vector<float>& out) {
+double time_form(DType weight, SimdLevel level, bool near_requests, const HostMemory& w, int64_t rows, const void* act,
+                 std::vector<float>& out) {
   const bool packed = has_packed_layout(weight);
   DotTile t{kTimedK, reinterpret_cast<const char*>(w.data()), row_bytes(weight, kTimedK), rows,
             static_cast<const char*>(act), row_bytes(vec_dot_type(weight), kTimedK), 1,
             reinterpret_cast<char*>(out.data()), sizeof(float), 0, packed};
+  t.near_requests = near_requests;
   std::vector<char> work(dot_tile_work_size_at(level, weight, DotOrder::kRow, t) + kWorkAlign);
   t.work = work.data() + (kWorkAlign - reinterpret_cast<uintptr_t>(work.data()) % kWorkAlign) % kWorkAlign;
   t.work_size = work.size() - kWorkAlign;
@@ -116,15 +121,20 @@ DecodeForm time_forms(DType weight) {
   quantize_activation(weight, x.data(), act.data(), kTimedK);
   std::vector<float> out(static_cast<size_t>(rows));
   DecodeForm form{weight, cpu_simd_level()};
-  form.avx2_gbs = time_form(weight, SimdLevel::kAvx2, w, rows, act.data(), out);
-  form.avx2_vnni_gbs = time_form(weight, SimdLevel::kAvx2Vnni, w, rows, act.data(), out);
-  if (cpu_simd_level() >= SimdLevel::kAvx512) form.avx512_gbs = time_form(weight, cpu_simd_level(), w, rows, act.data(), out);
+  form.avx2_gbs = time_form(weight, SimdLevel::kAvx2, true, w, rows, act.data(), out);
+  form.avx2_vnni_gbs = time_form(weight, SimdLevel::kAvx2Vnni, true, w, rows, act.data(), out);
+  if (cpu_simd_level() >= SimdLevel::kAvx512) form.avx512_gbs = time_form(weight, cpu_simd_level(), true, w, rows, act.data(), out);
   form.level = faster_form(form.avx2_gbs, form.avx2_vnni_gbs, form.avx512_gbs);
+  form.far_only_gbs = time_form(weight, form.level, false, w, rows, act.data(), out);
+  form.near_requests = keeps_near_requests(form.level_gbs(), form.far_only_gbs);
   return form;
 }
 
 void apply(const std::vector<DecodeForm>& forms) {
-  for (const DecodeForm& f : forms) chosen()[static_cast<uint32_t>(f.weight)].level.store(f.level);
+  for (const DecodeForm& f : forms) {
+    chosen()[static_cast<uint32_t>(f.weight)].level.store(f.level);
+    chosen()[static_cast<uint32_t>(f.weight)].near_requests.store(f.near_requests);
+  }
   std::lock_guard lock(forms_mutex());
   timed_forms() = forms;
 }
@@ -156,7 +166,6 @@ void write_cache(const std::string& path, const std::vector<DecodeForm>& forms) 
 }  // namespace
 
 SimdLevel faster_form(double avx2_gbs, double avx2_vnni_gbs, double avx512_gbs) {
-  constexpr double kNoise = 1.03;
   const std::pair<SimdLevel, double> wide_to_narrow[] = {
       {cpu_simd_level(), avx512_gbs}, {SimdLevel::kAvx2Vnni, avx2_vnni_gbs}, {SimdLevel::kAvx2, avx2_gbs}};
   SimdLevel form = cpu_simd_level();
@@ -169,6 +178,15 @@ SimdLevel faster_form(double avx2_gbs, double avx2_vnni_gbs, double avx512_gbs) 
   return form;
 }
 
+const char* requests_name(bool near_requests) { return near_requests ? "near+far" : "far"; }
+
+bool keeps_near_requests(double near_gbs, double far_only_gbs) { return !(far_only_gbs > near_gbs * kNoise); }
+
+bool decode_near_requests(DType weight) {
+  const auto id = static_cast<uint32_t>(weight);
+  return id >= 32 || chosen()[id].near_requests.load(std::memory_order_relaxed);
+}
+
 SimdLevel decode_level(DType weight) {
   const auto id = static_cast<uint32_t>(weight);
   return std::min(id < 32 ? chosen()[id].level.load(std::memory_order_relaxed) : SimdLevel::kAvx512Bf16, simd_level());
@@ -178,8 +196,8 @@ std::string decode_tuning_text(const std::vector<DecodeForm>& forms) {
   std::ostringstream text;
   text << kHeader << "\ncpu " << cpu_model_name() << "\n";
   for (const DecodeForm& f : forms)
-    text << dtype_name(f.weight) << ' ' << simd_level_name(f.level) << ' ' << f.avx2_gbs << ' ' << f.avx2_vnni_gbs << ' '
-         << f.avx512_gbs << "\n";
+    text << dtype_name(f.weight) << ' ' << simd_level_name(f.level) << ' ' << requests_name(f.near_requests) << ' ' << f.avx2_gbs
+         << ' ' << f.avx2_vnni_gbs << ' ' << f.avx512_gbs << ' ' << f.far_only_gbs << "\n";
   return text.str();
 }
 
@@ -191,18 +209,21 @@ std::optional<std::vector<DecodeForm>> parse_decode_tuning(const std::string& te
   std::vector<DecodeForm> forms;
   while (std::getline(in, line)) {
     std::istringstream fields(line);
-    std::string type_name, level_name, rest;
+    std::string type_name, level_name, requests, rest;
     DecodeForm f{};
-    if (!(fields >> type_name >> level_name >> f.avx2_gbs >> f.avx2_vnni_gbs >> f.avx512_gbs) || (fields >> rest)) return std::nullopt;
+    if (!(fields >> type_name >> level_name >> requests >> f.avx2_gbs >> f.avx2_vnni_gbs >> f.avx512_gbs >> f.far_only_gbs) ||
+        (fields >> rest) || (requests != requests_name(true) && requests != requests_name(false)))
+      return std::nullopt;
     const auto type = dtype_from_name(type_name);
     const auto level = simd_level_from_name(level_name);
     const auto same_type = [&](const DecodeForm& other) { return type && other.weight == *type; };
     if (!type || !dot_supported(*type) || std::any_of(forms.begin(), forms.end(), same_type) || !level ||
         *level < SimdLevel::kAvx2 || *level > cpu_simd_level() || !std::isfinite(f.avx2_gbs) || !std::isfinite(f.avx2_vnni_gbs) ||
-        !std::isfinite(f.avx512_gbs))
+        !std::isfinite(f.avx512_gbs) || !std::isfinite(f.far_only_gbs))
       return std::nullopt;
     f.weight = *type;
     f.level = *level;
+    f.near_requests = requests == requests_name(true);
     forms.push_back(f);
   }
   if (forms.size() != decode_dtypes().size()) return std::nullopt;
@@ -260,7 +281,10 @@ std::vector<DecodeForm> decode_forms() {
   }
   if (forms.empty())
     for (DType t : decode_dtypes()) forms.push_back(DecodeForm{t, decode_level(t)});
-  for (DecodeForm& f : forms) f.level = decode_level(f.weight);
+  for (DecodeForm& f : forms) {
+    f.level = decode_level(f.weight);
+    f.near_requests = decode_near_requests(f.weight);
+  }
   return forms;
 }
 
@@ -275,7 +299,8 @@ std::vector<CpuDecodeForm> cpu_decode_forms(bool retime) {
     cpu::ensure_decode_tuning();
   std::vector<CpuDecodeForm> forms;
   for (const cpu::DecodeForm& f : cpu::decode_forms())
-    forms.push_back(CpuDecodeForm{f.weight, cpu::simd_level_name(f.level), f.avx2_gbs, f.avx2_vnni_gbs, f.avx512_gbs});
+    forms.push_back(CpuDecodeForm{f.weight, cpu::simd_level_name(f.level), cpu::requests_name(f.near_requests), f.avx2_gbs,
+                                  f.avx2_vnni_gbs, f.avx512_gbs, f.far_only_gbs});
   return forms;
 }
 

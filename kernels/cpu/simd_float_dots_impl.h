@@ -298,7 +298,7 @@ void one_step_rows4(const DotTile& t, int64_t r0, int64_t c0, const float* const
   VF folded[4][4];  // [column][row]
   for (int k = 0; k < 4; ++k) {
     const auto* w = reinterpret_cast<const TW*>(t.w + (r0 + k) * static_cast<int64_t>(t.w_stride));
-    prefetch_stream(reinterpret_cast<const char*>(w), kRowStepElems * sizeof(TW));
+    prefetch_stream(reinterpret_cast<const char*>(w), kRowStepElems * sizeof(TW), t.near_requests);
     VF wv[4];
     for (int j = 0; j < 4; ++j) wv[j] = vf_load(w + j * kVecLanes);
     for (int c = 0; c < 4; ++c) {
@@ -321,7 +321,7 @@ void one_step_rows4(const DotTile& t, int64_t r0, int64_t c0, const float* const
 template <typename TW, typename TA = float>
 void float_rows(const DotTile& t, const char* a, size_t a_stride, bool padded) {
   const auto column = [&](int64_t c) { return reinterpret_cast<const TA*>(a + c * static_cast<int64_t>(a_stride)); };
-  const bool near = near_requests_land(static_cast<size_t>(t.n) * sizeof(TW), t.w_stride);
+  const bool near = t.near_requests && near_requests_land(static_cast<size_t>(t.n) * sizeof(TW), t.w_stride);
   int64_t c = 0;
 #ifdef ENGINE_VF_REDUCE4
   const bool one_step = t.n == kRowStepElems && t.out_row == sizeof(float);

@@ -246,7 +246,7 @@ struct Q8_0LaneAct {
 // rows r0.. lie in one group, in order.
 [[gnu::always_inline]] inline Q8_0LaneRows q8_0_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i) {
   const char* group = packed_block(t, r0, i, sizeof(BlockQ8_0));
-  if (r0 % kPackRows == 0) prefetch_stream(group, kPackRows * sizeof(BlockQ8_0));  // the group's first register requests it
+  if (r0 % kPackRows == 0) prefetch_stream(group, kPackRows * sizeof(BlockQ8_0), t.near_requests);  // the group's first register requests it
   const char* lanes = group + kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t);
   Q8_0LaneRows w;
   for (int j = 0; j < 8; ++j) w.lanes[j] = vi_signed_levels(vi_load(lanes + j * kPackRows * sizeof(int32_t)));
@@ -376,7 +376,7 @@ void q8_0_lanes_gemm(const DotTile& t) {
 // row): Q8_0's lane rows with each level (nibble | fifth bit) - 16.
 [[gnu::always_inline]] inline Q8_0LaneRows q5_0_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i) {
   const char* group = packed_block(t, r0, i, sizeof(BlockQ5_0));
-  prefetch_stream(group, kPackRows * sizeof(BlockQ5_0));
+  prefetch_stream(group, kPackRows * sizeof(BlockQ5_0), t.near_requests);
   Q8_0LaneRows w;
   five_bit_lanes(group + kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t), w.lanes);
   for (VI& lane : w.lanes) lane = vi_signed_levels(vi_sub8(lane, vi_set1(0x10101010)));
@@ -629,7 +629,7 @@ inline void q4_0_packed_column(const DotTile& t, const Q4_0Act* act) {
     for (int g = 0; g < kGroups; ++g) acc[g] = vr_zero();
     for (int64_t i = 0; i < nb; ++i) {
       const char* blk = packed_block(t, r0, i, sizeof(BlockQ4_0));
-      prefetch_stream(blk, kPackRows * sizeof(BlockQ4_0));
+      prefetch_stream(blk, kPackRows * sizeof(BlockQ4_0), t.near_requests);
       const VI levels = vi_dwords32(a[i].qs);
       VI lo[kGroups], hi[kGroups];
       for (int g = 0; g < kGroups; ++g) lo[g] = hi[g] = vi_set1(0);

@@ -217,7 +217,10 @@ void dot_tile_at(SimdLevel level, DType weight, DotOrder order, const DotTile& t
 }
 
 void dot_tile(DType weight, DotOrder order, const DotTile& t) {
-  dot_tile_at(t.cols == 1 ? decode_level(weight) : simd_level(), weight, order, t);
+  if (t.cols > 1) return dot_tile_at(simd_level(), weight, order, t);
+  DotTile column = t;
+  column.near_requests = t.near_requests && decode_near_requests(weight);
+  dot_tile_at(decode_level(weight), weight, order, column);
 }
 
 float dot(DType weight, int64_t n, const void* w, const void* a, DotOrder order) {

@@ -59,6 +59,9 @@ struct DotTile {
   bool packed = false;
   char* work = nullptr;
   size_t work_size = 0;
+  // Whether a streamed weight's lines are also requested into L1 a short way ahead of use, besides
+  // into L2 far ahead (prefetch_stream): faster on some CPUs, slower on others (decode_tuning.h).
+  bool near_requests = true;
 };
 
 // Float tiled dots this short (attention's q.k over a head) take a kernel without a horizontal
@@ -67,7 +70,8 @@ constexpr int64_t kShortDot = 128;
 inline bool short_dot(int64_t n) { return n <= kShortDot && n % 16 == 0; }
 
 // Every dot of the tile in `order` (column_order already applied: one order for all columns),
-// on the instruction set in use (one column: the dtype's tuned form, decode_tuning.h);
+// on the instruction set in use (one column: the dtype's tuned form and stream requests,
+// decode_tuning.h);
 // bit-identical to calling dot() for each.
 void dot_tile(DType weight, DotOrder order, const DotTile& t);
 // Bytes of DotTile::work that dot_tile(weight, order, t) takes, whichever form it runs on,
