@@ -23,7 +23,8 @@ void log_decode_forms(const std::vector<GGUFTensorInfo>& weights) {
   std::string line;
   for (const DecodeForm& f : decode_forms()) {
     if (std::none_of(weights.begin(), weights.end(), [&](const GGUFTensorInfo& w) { return w.type == f.weight; })) continue;
-    line += fmt::format("{}{} {} {}", line.empty() ? "" : ", ", dtype_name(f.weight), simd_level_name(f.level), requests_name(f.near_requests));
+    line += fmt::format("{}{} {} {}", line.empty() ? "" : ", ", dtype_name(f.weight), simd_level_name(f.level),
+                        requests_name(f.near_requests));
     std::string timed;
     for (const auto& [level, gbs] : {std::pair{SimdLevel::kAvx2, f.avx2_gbs}, std::pair{SimdLevel::kAvx2Vnni, f.avx2_vnni_gbs},
                                      std::pair{cpu_simd_level(), f.avx512_gbs}})

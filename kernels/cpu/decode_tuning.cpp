@@ -123,7 +123,8 @@ DecodeForm time_forms(DType weight) {
   DecodeForm form{weight, cpu_simd_level()};
   form.avx2_gbs = time_form(weight, SimdLevel::kAvx2, true, w, rows, act.data(), out);
   form.avx2_vnni_gbs = time_form(weight, SimdLevel::kAvx2Vnni, true, w, rows, act.data(), out);
-  if (cpu_simd_level() >= SimdLevel::kAvx512) form.avx512_gbs = time_form(weight, cpu_simd_level(), true, w, rows, act.data(), out);
+  if (cpu_simd_level() >= SimdLevel::kAvx512)
+    form.avx512_gbs = time_form(weight, cpu_simd_level(), true, w, rows, act.data(), out);
   form.level = faster_form(form.avx2_gbs, form.avx2_vnni_gbs, form.avx512_gbs);
   form.far_only_gbs = time_form(weight, form.level, false, w, rows, act.data(), out);
   form.near_requests = keeps_near_requests(form.level_gbs(), form.far_only_gbs);

@@ -5,7 +5,8 @@
 // mostly the reverse; on AVX-VNNI cores without AVX-512 the 256-bit VNNI form is the one past
 // AVX2. The chosen form is then timed once more streaming its weight without the near requests
 // into L1 (DotTile::near_requests), which slowed most dtypes' streams on an AMD Zen 5 and were
-// worth about 1 % on the Xeon they were added on. Every form gives the same bits (cpu_features.h), so the choice changes speed only.
+// worth about 1 % on the Xeon they were added on. Every form gives the same bits
+// (cpu_features.h), so the choice changes speed only.
 // It is kept per CPU model in a small file, so only the first run on a machine pays the timing.
 #include <optional>
 #include <string>

@@ -123,7 +123,8 @@ void check_dtype(DType type, const std::vector<int64_t>& sizes) {
                                      std::to_string(static_cast<int>(order));
             expect_same_bits(want, run_tile(level, type, order, t), what);
             expect_same_bits(want, run_tile(level, type, order, t, false, true), what + " rows adjacent");
-            if (t.cols == 1) expect_same_bits(want, run_tile(level, type, order, t, false, false, false), what + " far requests only");
+            if (t.cols == 1)
+              expect_same_bits(want, run_tile(level, type, order, t, false, false, false), what + " far requests only");
           });
         }
       }
@@ -148,7 +149,8 @@ void check_packed(DType type, const std::vector<int64_t>& sizes) {
             const std::string what = std::string(dtype_name(type)) + " packed " + form + " n=" + std::to_string(n) + " tile " +
                                      std::to_string(rows) + "x" + std::to_string(cols);
             expect_same_bits(want, run_tile(level, type, order, t, true), what);
-            if (cols == 1) expect_same_bits(want, run_tile(level, type, order, t, true, false, false), what + " far requests only");
+            if (cols == 1)
+              expect_same_bits(want, run_tile(level, type, order, t, true, false, false), what + " far requests only");
           });
         }
       }
