@@ -157,7 +157,7 @@ inline VI vi_dot_u8(VI acc, VI x, const int8_t* y4) { return vi_dot_u8v(acc, x, 
 // the byte-pair sums add up in 16 bits (|sum| <= 8 * 2 * 15 * 128 < 2^15) and widen once, where
 // vi_dot_u8v widens every step: a third fewer operations on the ports both run on.
 #if ENGINE_SIMD_VNNI
-inline VI vi_nibble_dot(VI acc, VI x, VI y) { return ENGINE_DPBUSD256(acc, x, y); }
+inline VI vi_nibble_dot(VI acc, VI x, VI y) { return vi_dot_u8v(acc, x, y); }
 inline VI vi_add_nibble_dots(VI a, VI b) { return _mm256_add_epi32(a, b); }
 inline VI vi_widen_nibble_dots(VI v) { return v; }
 #else

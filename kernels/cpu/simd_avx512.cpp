@@ -213,7 +213,7 @@ inline VI vi_dwords32(const int8_t* p) { return _mm512_castsi256_si512(_mm256_lo
 inline VI vi_dword(VI v, int j) { return _mm512_permutexvar_epi32(_mm512_set1_epi32(j), v); }
 inline VI vi_dot_u8v(VI acc, VI x, VI y) { return _mm512_dpbusd_epi32(acc, x, y); }
 // vi_dot_u8v under the 256-bit forms' names for nibble levels (simd_avx2_impl.h): int32 sums each step.
-inline VI vi_nibble_dot(VI acc, VI x, VI y) { return _mm512_dpbusd_epi32(acc, x, y); }
+inline VI vi_nibble_dot(VI acc, VI x, VI y) { return vi_dot_u8v(acc, x, y); }
 inline VI vi_add_nibble_dots(VI a, VI b) { return _mm512_add_epi32(a, b); }
 inline VI vi_widen_nibble_dots(VI v) { return v; }
 // Signed x times signed y as (x + 128) * y - 128 * y: vi_dot_s8v(vi_signed_offset(y),
