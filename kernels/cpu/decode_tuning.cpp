@@ -2,7 +2,6 @@
 #include "cpu/decode_tuning.h"
 
 #include <spdlog/spdlog.h>
-#include <immintrin.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +19,7 @@
 
 #include "cpu/cpu_device.h"
 #include "cpu/repack.h"
+#include "cpu/thread_pool.h"
 #include "cpu/vec_dot.h"
 #include "cpu/work_memory.h"
 #include "engine/backend.h"
@@ -41,9 +41,10 @@ namespace engine::cpu {
 namespace {
 
 // The number goes up with every change to a decode kernel: a file timed on older kernels is timed anew.
-constexpr const char* kHeader = "engine cpu decode forms 11";
+constexpr const char* kHeader = "engine cpu decode forms 12";
 constexpr int64_t kTimedK = 4096;              // elements per weight row, as in a 1B-8B model
-constexpr size_t kTimedBytes = size_t{32} << 20;  // weight bytes per timing
+constexpr size_t kTimedBytesPerThread = size_t{16} << 20;  // weight bytes per timing and thread,
+constexpr size_t kTimedBytesMax = size_t{128} << 20;       // up to this in all
 constexpr int kTimedPasses = 3;                // the fastest of these after one to warm up, each from memory
 
 constexpr double kNoise = 1.03;                // rates closer than this are equals to the timing
@@ -51,7 +52,7 @@ constexpr double kNoise = 1.03;                // rates closer than this are equ
 // Chosen forms by DType id (ids are below 32); kAvx512Bf16 stands for the best level in use.
 struct ChosenForm {
   std::atomic<SimdLevel> level{SimdLevel::kAvx512Bf16};
-  std::atomic<bool> near_requests{true};
+  std::atomic<StreamRequests> requests{StreamRequests::kNearAndFar};
 };
 std::array<ChosenForm, 32>& chosen() {
   static std::array<ChosenForm, 32> forms;
@@ -75,66 +76,112 @@ std::vector<DType> decode_dtypes() {
   return types;
 }
 
-// Decode streams its weights from memory: so does each timed pass.
-void flush_from_caches(const HostMemory& w) {
-  for (size_t o = 0; o < w.size(); o += 64) _mm_clflush(w.data() + o);
-  _mm_mfence();
-}
+// Weight bytes each timed pass streams on the threads of `pool`.
+size_t timed_bytes(const ThreadPool& pool) { return std::min(kTimedBytesMax, kTimedBytesPerThread * static_cast<size_t>(pool.size())); }
 
-// Weight bytes per second of one-column products over kTimedBytes of `weight` on `level`.
-double time_form(DType weight, SimdLevel level, bool near_requests, const HostMemory& w, int64_t rows, const void* act,
-                 std::vector<float>& out) {
-  const bool packed = has_packed_layout(weight);
-  DotTile t{kTimedK, reinterpret_cast<const char*>(w.data()), row_bytes(weight, kTimedK), rows,
-            static_cast<const char*>(act), row_bytes(vec_dot_type(weight), kTimedK), 1,
-            reinterpret_cast<char*>(out.data()), sizeof(float), 0, packed};
-  t.near_requests = near_requests;
-  std::vector<char> work(dot_tile_work_size_at(level, weight, DotOrder::kRow, t) + kWorkAlign);
-  t.work = work.data() + (kWorkAlign - reinterpret_cast<uintptr_t>(work.data()) % kWorkAlign) % kWorkAlign;
-  t.work_size = work.size() - kWorkAlign;
+// Decode streams its weights from memory, not from a cache: so does each timed pass, reading
+// the next window of a buffer of at least twice the last-level cache, so that a window is long
+// evicted when it comes round again (windows flushed with clflush instead still read 30-50 %
+// faster than memory on the Zen 5 VM of docs/benchmarks.md). Its bytes are all 0x3C, a valid
+// weight in every dtype (half float 1.05, float 0.0115, and any byte is a level or a scale):
+// the kernels' speed does not depend on the values.
+class ColdWindows {
+ public:
+  explicit ColdWindows(size_t window)
+      : buffer_(std::clamp(std::max(2 * last_level_cache_bytes(), 8 * window), size_t{256} << 20, size_t{1} << 30)) {
+    std::memset(buffer_.data(), 0x3C, buffer_.size());
+  }
+  // `bytes` (at most the window) not read for at least the buffer's size less them.
+  const char* next(size_t bytes) {
+    if (at_ + bytes > buffer_.size()) at_ = 0;
+    const char* window = reinterpret_cast<const char*>(buffer_.data()) + at_;
+    at_ += (bytes + 4095) / 4096 * 4096;
+    return window;
+  }
+
+ private:
+  static size_t last_level_cache_bytes() {
+    const long bytes = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    return bytes > 0 ? static_cast<size_t>(bytes) : 0;
+  }
+  HostMemory buffer_;
+  size_t at_ = 0;
+};
+
+// Weight bytes per second of one-column products over `rows` rows of `weight` from `cold` on
+// `level`, every thread of `pool` streaming its share of the rows at once, as decode does: one
+// thread alone streams otherwise (on a Zen 5, Q8_0 without requests read 8 % slower than with far
+// ones on one thread, 11 % faster on two).
+double time_form(DType weight, SimdLevel level, StreamRequests requests, int64_t rows, const void* act, std::vector<float>& out,
+                 ThreadPool& pool, ColdWindows& cold) {
+  using Clock = std::chrono::steady_clock;
+  const int threads = pool.size();
+  const size_t row_size = row_bytes(weight, kTimedK);
+  std::vector<DotTile> tiles;
+  std::vector<int64_t> first_rows;
+  std::vector<std::vector<char>> work(static_cast<size_t>(threads));
+  for (int ith = 0; ith < threads; ++ith) {  // whole packed groups each
+    const int64_t groups = rows / kPackRows, begin = groups * ith / threads * kPackRows, end = groups * (ith + 1) / threads * kPackRows;
+    first_rows.push_back(begin);
+    DotTile t{kTimedK, nullptr, row_size, end - begin,
+              static_cast<const char*>(act), row_bytes(vec_dot_type(weight), kTimedK), 1,
+              reinterpret_cast<char*>(out.data() + begin), sizeof(float), 0, has_packed_layout(weight)};
+    t.requests = requests;
+    std::vector<char>& mine = work[static_cast<size_t>(ith)];
+    mine.resize(dot_tile_work_size_at(level, weight, DotOrder::kRow, t) + kWorkAlign);
+    t.work = mine.data() + (kWorkAlign - reinterpret_cast<uintptr_t>(mine.data()) % kWorkAlign) % kWorkAlign;
+    t.work_size = mine.size() - kWorkAlign;
+    tiles.push_back(t);
+  }
+  Barrier together(threads);
+  std::vector<Clock::time_point> ends(static_cast<size_t>(threads));
   double best = 0;
   for (int pass = 0; pass <= kTimedPasses; ++pass) {
-    flush_from_caches(w);
-    const auto start = std::chrono::steady_clock::now();
-    dot_tile_at(level, weight, DotOrder::kRow, t);
-    const std::chrono::duration<double> s = std::chrono::steady_clock::now() - start;
-    if (pass > 0) best = std::max(best, static_cast<double>(rows * t.w_stride) / s.count() / 1e9);
+    const char* w = cold.next(static_cast<size_t>(rows) * row_size);
+    Clock::time_point start;
+    pool.run(threads, [&](int ith) {  // timed from when all have woken, to the last one's end
+      together.wait();
+      if (ith == 0) start = Clock::now();
+      DotTile t = tiles[static_cast<size_t>(ith)];
+      t.w = w + first_rows[static_cast<size_t>(ith)] * static_cast<int64_t>(row_size);
+      dot_tile_at(level, weight, DotOrder::kRow, t);
+      ends[static_cast<size_t>(ith)] = Clock::now();
+    });
+    const std::chrono::duration<double> s = *std::max_element(ends.begin(), ends.end()) - start;
+    if (pass > 0) best = std::max(best, static_cast<double>(rows * static_cast<int64_t>(row_size)) / s.count() / 1e9);
   }
   return best;
 }
 
 // Times the forms of `weight`: AVX2, AVX2 with VNNI and the best AVX-512 level, those this CPU has.
-DecodeForm time_forms(DType weight) {
+DecodeForm time_forms(DType weight, ThreadPool& pool, ColdWindows& cold) {
   const int64_t row_size = static_cast<int64_t>(row_bytes(weight, kTimedK));
-  const int64_t rows = std::max<int64_t>(kPackRows, static_cast<int64_t>(kTimedBytes) / row_size / kPackRows * kPackRows);
+  const int64_t rows = std::max<int64_t>(kPackRows, static_cast<int64_t>(timed_bytes(pool)) / row_size / kPackRows * kPackRows);
   std::vector<float> x(kTimedK);
   uint32_t state = 12345;
   for (float& v : x) {
     state = state * 1664525u + 1013904223u;
     v = static_cast<float>(state >> 8) / 16777216.0f - 0.5f;
   }
-  HostMemory w(static_cast<size_t>(rows * row_size));
-  quantize_row(weight, x.data(), w.data(), kTimedK);
-  for (int64_t r = 1; r < rows; ++r) std::memcpy(w.data() + r * row_size, w.data(), static_cast<size_t>(row_size));
-  if (has_packed_layout(weight)) pack_rows(weight, kTimedK, rows, w.data());
   std::vector<char> act(row_bytes(vec_dot_type(weight), kTimedK));
   quantize_activation(weight, x.data(), act.data(), kTimedK);
   std::vector<float> out(static_cast<size_t>(rows));
   DecodeForm form{weight, cpu_simd_level()};
-  form.avx2_gbs = time_form(weight, SimdLevel::kAvx2, true, w, rows, act.data(), out);
-  form.avx2_vnni_gbs = time_form(weight, SimdLevel::kAvx2Vnni, true, w, rows, act.data(), out);
+  form.avx2_gbs = time_form(weight, SimdLevel::kAvx2, StreamRequests::kNearAndFar, rows, act.data(), out, pool, cold);
+  form.avx2_vnni_gbs = time_form(weight, SimdLevel::kAvx2Vnni, StreamRequests::kNearAndFar, rows, act.data(), out, pool, cold);
   if (cpu_simd_level() >= SimdLevel::kAvx512)
-    form.avx512_gbs = time_form(weight, cpu_simd_level(), true, w, rows, act.data(), out);
+    form.avx512_gbs = time_form(weight, cpu_simd_level(), StreamRequests::kNearAndFar, rows, act.data(), out, pool, cold);
   form.level = faster_form(form.avx2_gbs, form.avx2_vnni_gbs, form.avx512_gbs);
-  form.far_only_gbs = time_form(weight, form.level, false, w, rows, act.data(), out);
-  form.near_requests = keeps_near_requests(form.level_gbs(), form.far_only_gbs);
+  form.far_only_gbs = time_form(weight, form.level, StreamRequests::kFar, rows, act.data(), out, pool, cold);
+  form.no_requests_gbs = time_form(weight, form.level, StreamRequests::kNone, rows, act.data(), out, pool, cold);
+  form.requests = faster_requests(form.level_gbs(), form.far_only_gbs, form.no_requests_gbs);
   return form;
 }
 
 void apply(const std::vector<DecodeForm>& forms) {
   for (const DecodeForm& f : forms) {
     chosen()[static_cast<uint32_t>(f.weight)].level.store(f.level);
-    chosen()[static_cast<uint32_t>(f.weight)].near_requests.store(f.near_requests);
+    chosen()[static_cast<uint32_t>(f.weight)].requests.store(f.requests);
   }
   std::lock_guard lock(forms_mutex());
   timed_forms() = forms;
@@ -179,13 +226,31 @@ SimdLevel faster_form(double avx2_gbs, double avx2_vnni_gbs, double avx512_gbs) 
   return form;
 }
 
-const char* requests_name(bool near_requests) { return near_requests ? "near+far" : "far"; }
+const char* requests_name(StreamRequests requests) {
+  switch (requests) {
+    case StreamRequests::kNone: return "none";
+    case StreamRequests::kFar: return "far";
+    case StreamRequests::kNearAndFar: break;
+  }
+  return "near+far";
+}
 
-bool keeps_near_requests(double near_gbs, double far_only_gbs) { return !(far_only_gbs > near_gbs * kNoise); }
+StreamRequests faster_requests(double near_and_far_gbs, double far_only_gbs, double no_requests_gbs) {
+  const std::pair<StreamRequests, double> more_to_fewer[] = {
+      {StreamRequests::kFar, far_only_gbs}, {StreamRequests::kNone, no_requests_gbs}};
+  StreamRequests kept = StreamRequests::kNearAndFar;
+  double rate = near_and_far_gbs;
+  for (const auto& [requests, gbs] : more_to_fewer)
+    if (gbs > rate * kNoise) {
+      kept = requests;
+      rate = gbs;
+    }
+  return kept;
+}
 
-bool decode_near_requests(DType weight) {
+StreamRequests decode_requests(DType weight) {
   const auto id = static_cast<uint32_t>(weight);
-  return id >= 32 || chosen()[id].near_requests.load(std::memory_order_relaxed);
+  return id < 32 ? chosen()[id].requests.load(std::memory_order_relaxed) : StreamRequests::kNearAndFar;
 }
 
 SimdLevel decode_level(DType weight) {
@@ -197,8 +262,8 @@ std::string decode_tuning_text(const std::vector<DecodeForm>& forms) {
   std::ostringstream text;
   text << kHeader << "\ncpu " << cpu_model_name() << "\n";
   for (const DecodeForm& f : forms)
-    text << dtype_name(f.weight) << ' ' << simd_level_name(f.level) << ' ' << requests_name(f.near_requests) << ' ' << f.avx2_gbs
-         << ' ' << f.avx2_vnni_gbs << ' ' << f.avx512_gbs << ' ' << f.far_only_gbs << "\n";
+    text << dtype_name(f.weight) << ' ' << simd_level_name(f.level) << ' ' << requests_name(f.requests) << ' ' << f.avx2_gbs << ' '
+         << f.avx2_vnni_gbs << ' ' << f.avx512_gbs << ' ' << f.far_only_gbs << ' ' << f.no_requests_gbs << "\n";
   return text.str();
 }
 
@@ -212,19 +277,24 @@ std::optional<std::vector<DecodeForm>> parse_decode_tuning(const std::string& te
     std::istringstream fields(line);
     std::string type_name, level_name, requests, rest;
     DecodeForm f{};
-    if (!(fields >> type_name >> level_name >> requests >> f.avx2_gbs >> f.avx2_vnni_gbs >> f.avx512_gbs >> f.far_only_gbs) ||
-        (fields >> rest) || (requests != requests_name(true) && requests != requests_name(false)))
+    if (!(fields >> type_name >> level_name >> requests >> f.avx2_gbs >> f.avx2_vnni_gbs >> f.avx512_gbs >> f.far_only_gbs >>
+          f.no_requests_gbs) ||
+        (fields >> rest))
       return std::nullopt;
+    const auto named = [&](StreamRequests r) { return requests == requests_name(r); };
+    const StreamRequests kinds[] = {StreamRequests::kNone, StreamRequests::kFar, StreamRequests::kNearAndFar};
+    const auto kind = std::find_if(std::begin(kinds), std::end(kinds), named);
+    if (kind == std::end(kinds)) return std::nullopt;
+    f.requests = *kind;
     const auto type = dtype_from_name(type_name);
     const auto level = simd_level_from_name(level_name);
     const auto same_type = [&](const DecodeForm& other) { return type && other.weight == *type; };
     if (!type || !dot_supported(*type) || std::any_of(forms.begin(), forms.end(), same_type) || !level ||
         *level < SimdLevel::kAvx2 || *level > cpu_simd_level() || !std::isfinite(f.avx2_gbs) || !std::isfinite(f.avx2_vnni_gbs) ||
-        !std::isfinite(f.avx512_gbs) || !std::isfinite(f.far_only_gbs))
+        !std::isfinite(f.avx512_gbs) || !std::isfinite(f.far_only_gbs) || !std::isfinite(f.no_requests_gbs))
       return std::nullopt;
     f.weight = *type;
     f.level = *level;
-    f.near_requests = requests == requests_name(true);
     forms.push_back(f);
   }
   if (forms.size() != decode_dtypes().size()) return std::nullopt;
@@ -246,7 +316,9 @@ std::string decode_tuning_path() {
 std::vector<DecodeForm> tune_decode_forms() {
   std::vector<DecodeForm> forms;
   if (cpu_simd_level() < SimdLevel::kAvx2Vnni) return forms;
-  for (DType t : decode_dtypes()) forms.push_back(time_forms(t));
+  ThreadPool pool(cpu_thread_count(0));
+  ColdWindows cold(timed_bytes(pool));
+  for (DType t : decode_dtypes()) forms.push_back(time_forms(t, pool, cold));
   apply(forms);
   if (const std::string path = decode_tuning_path(); !path.empty()) write_cache(path, forms);
   return forms;
@@ -284,7 +356,7 @@ std::vector<DecodeForm> decode_forms() {
     for (DType t : decode_dtypes()) forms.push_back(DecodeForm{t, decode_level(t)});
   for (DecodeForm& f : forms) {
     f.level = decode_level(f.weight);
-    f.near_requests = decode_near_requests(f.weight);
+    f.requests = decode_requests(f.weight);
   }
   return forms;
 }
@@ -300,8 +372,8 @@ std::vector<CpuDecodeForm> cpu_decode_forms(bool retime) {
     cpu::ensure_decode_tuning();
   std::vector<CpuDecodeForm> forms;
   for (const cpu::DecodeForm& f : cpu::decode_forms())
-    forms.push_back(CpuDecodeForm{f.weight, cpu::simd_level_name(f.level), cpu::requests_name(f.near_requests), f.avx2_gbs,
-                                  f.avx2_vnni_gbs, f.avx512_gbs, f.far_only_gbs});
+    forms.push_back(CpuDecodeForm{f.weight, cpu::simd_level_name(f.level), cpu::requests_name(f.requests), f.avx2_gbs,
+                                  f.avx2_vnni_gbs, f.avx512_gbs, f.far_only_gbs, f.no_requests_gbs});
   return forms;
 }
 

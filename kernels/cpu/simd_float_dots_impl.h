@@ -231,16 +231,16 @@ inline bool near_requests_land(size_t bytes, size_t stride) {
 // vec_dot order for one weight row and CB activation columns (floats): per column four
 // accumulators over 64-element steps (a zero-padded last step when `padded`), folded 0+2, 1+3,
 // then 0+1 into folded[c]; the lane tree is the caller's. Each weight vector is loaded once
-// for all columns; the rows are requested ahead (near: also into L1, near_requests_land).
+// for all columns; the rows are requested ahead as `requests` says (near_requests_land).
 // Returns where leftovers start.
 template <int CB, typename TW, typename TA>
-int64_t float_row_folded(int64_t n, const TW* w, const TA* const (&a)[CB], bool padded, bool near, VF (&folded)[CB]) {
+int64_t float_row_folded(int64_t n, const TW* w, const TA* const (&a)[CB], bool padded, StreamRequests requests, VF (&folded)[CB]) {
   VF acc[CB][4];
   for (int c = 0; c < CB; ++c)
     for (int j = 0; j < 4; ++j) acc[c][j] = vf_zero();
   int64_t i = 0;
   for (; i + kRowStepElems <= n; i += kRowStepElems) {
-    prefetch_stream(reinterpret_cast<const char*>(w + i), kRowStepElems * sizeof(TW), near);
+    prefetch_stream(reinterpret_cast<const char*>(w + i), kRowStepElems * sizeof(TW), requests);
     for (int j = 0; j < 4; ++j) {
       const VF wv = vf_load(w + i + j * kVecLanes);
       for (int c = 0; c < CB; ++c) acc[c][j] = vf_fma(wv, vf_load(a[c] + i + j * kVecLanes), acc[c][j]);
@@ -280,10 +280,10 @@ float float_row_tail(int64_t n, int64_t i, const uint16_t* w, const TA* a, float
 // Four columns of one row in the vec_dot order, sharing the row's loads and one lane-tree
 // reduction.
 template <typename TW, typename TA>
-void float_row_columns4(const DotTile& t, int64_t r, int64_t c, const TA* const (&ac)[4], bool padded, bool near) {
+void float_row_columns4(const DotTile& t, int64_t r, int64_t c, const TA* const (&ac)[4], bool padded, StreamRequests requests) {
   const auto* w = reinterpret_cast<const TW*>(t.w + r * static_cast<int64_t>(t.w_stride));
   VF folded[4];
-  const int64_t i = float_row_folded(t.n, w, ac, padded, near, folded);
+  const int64_t i = float_row_folded(t.n, w, ac, padded, requests, folded);
   alignas(16) float sums[4];
   _mm_store_ps(sums, vf_reduce4(folded));
   for (int k = 0; k < 4; ++k) store_out(t, r, c + k, float_row_tail(t.n, i, w, ac[k], sums[k]));
@@ -298,7 +298,7 @@ void one_step_rows4(const DotTile& t, int64_t r0, int64_t c0, const float* const
   VF folded[4][4];  // [column][row]
   for (int k = 0; k < 4; ++k) {
     const auto* w = reinterpret_cast<const TW*>(t.w + (r0 + k) * static_cast<int64_t>(t.w_stride));
-    prefetch_stream(reinterpret_cast<const char*>(w), kRowStepElems * sizeof(TW), t.near_requests);
+    prefetch_stream(reinterpret_cast<const char*>(w), kRowStepElems * sizeof(TW), t.requests);
     VF wv[4];
     for (int j = 0; j < 4; ++j) wv[j] = vf_load(w + j * kVecLanes);
     for (int c = 0; c < 4; ++c) {
@@ -321,7 +321,8 @@ void one_step_rows4(const DotTile& t, int64_t r0, int64_t c0, const float* const
 template <typename TW, typename TA = float>
 void float_rows(const DotTile& t, const char* a, size_t a_stride, bool padded) {
   const auto column = [&](int64_t c) { return reinterpret_cast<const TA*>(a + c * static_cast<int64_t>(a_stride)); };
-  const bool near = t.near_requests && near_requests_land(static_cast<size_t>(t.n) * sizeof(TW), t.w_stride);
+  const StreamRequests requests =
+      near_requests_land(static_cast<size_t>(t.n) * sizeof(TW), t.w_stride) ? t.requests : far_at_most(t.requests);
   int64_t c = 0;
 #ifdef ENGINE_VF_REDUCE4
   const bool one_step = t.n == kRowStepElems && t.out_row == sizeof(float);
@@ -331,7 +332,7 @@ void float_rows(const DotTile& t, const char* a, size_t a_stride, bool padded) {
     if constexpr (std::is_same_v<TA, float>)
       if (one_step)
         for (; r + 4 <= t.rows; r += 4) one_step_rows4<TW>(t, r, c, ac);
-    for (; r < t.rows; ++r) float_row_columns4<TW>(t, r, c, ac, padded, near);
+    for (; r < t.rows; ++r) float_row_columns4<TW>(t, r, c, ac, padded, requests);
   }
 #endif
   for (; c < t.cols; ++c) {
@@ -339,7 +340,7 @@ void float_rows(const DotTile& t, const char* a, size_t a_stride, bool padded) {
     for (int64_t r = 0; r < t.rows; ++r) {
       const auto* w = reinterpret_cast<const TW*>(t.w + r * static_cast<int64_t>(t.w_stride));
       VF folded[1];
-      const int64_t i = float_row_folded(t.n, w, ac, padded, near, folded);
+      const int64_t i = float_row_folded(t.n, w, ac, padded, requests, folded);
       store_out(t, r, c, float_row_tail(t.n, i, w, ac[0], vf_reduce(folded[0])));
     }
   }

@@ -291,7 +291,7 @@ void q4_K_serial_block(const DotTile& t, const Q4KSuper* prepared, const float* 
       constexpr size_t kQuarter = kPackRows * sizeof(engine::quant::BlockQ4_K) / 4;
       // The packed stream is requested a quarter of the group's block per chunk (a burst of a
       // whole block's prefetches stalls the loads).
-      if (!Prepared && Packed) prefetch_stream(packed_block(t, r0, i, sizeof(engine::quant::BlockQ4_K)) + m * kQuarter, kQuarter, t.near_requests);
+      if (!Prepared && Packed) prefetch_stream(packed_block(t, r0, i, sizeof(engine::quant::BlockQ4_K)) + m * kQuarter, kQuarter, t.requests);
       if (!Prepared) q4_K_chunk_at(t, wp, r0, i, m, quads, Packed);
       const auto lo = [&](int j) { return Prepared ? prepared[i].lo[m][j] : vi_low_nibbles(quads[j]); };
       // Loaded here, with dot-product instructions (no int16 pair sums to saturate), the high
@@ -387,7 +387,7 @@ void q4_K_packed_column(const DotTile& t) {
 #pragma GCC unroll 4
       for (int m = 0; m < 4; ++m) {  // sub-blocks 2m (low nibbles) and 2m + 1 (high nibbles)
         const char* quarter = group + m * kQuarter;
-        prefetch_stream(quarter + 8 * 64, kQuarter - 8 * 64, t.near_requests);
+        prefetch_stream(quarter + 8 * 64, kQuarter - 8 * 64, t.requests);
         const int8_t* aq = a[i].qs + 64 * m;
         const VI levels_lo = vi_dwords32(aq), levels_hi = vi_dwords32(aq + 32);
         VI s_lo[kGroups][2], s_hi[kGroups][2];
@@ -400,7 +400,7 @@ void q4_K_packed_column(const DotTile& t) {
             s_lo[g][j & 1] = vi_nibble_dot(s_lo[g][j & 1], vi_low_nibbles(quad), low_levels);
             s_hi[g][j & 1] = vi_dot_u8v(s_hi[g][j & 1], Native ? vi_high_nibbles_x16(quad) : vi_high_nibbles(quad), high_levels);
           }
-          prefetch_stream(quarter + 64 * j, 64, t.near_requests);  // after the line's products: 2-6 % faster than before them
+          prefetch_stream(quarter + 64 * j, 64, t.requests);  // after the line's products: 2-6 % faster than before them
         }
         const int16_t* bs = a[i].bsums + 4 * m;
         for (int g = 0; g < kGroups; ++g) {
@@ -640,7 +640,7 @@ void q6_K_lanes_block(const DotTile& t, const KLaneRows* prepared, int64_t r0, i
         const char* first_line = Packed ? line_at_or_after(share) : nullptr;
         const char* share_end = Packed ? share + kLaneRows * sizeof(BlockQ6_K) : nullptr;
         const auto request = [&](int k) {
-          if (Packed && first_line + 64 * k < share_end) prefetch_stream(first_line + 64 * k, 64, t.near_requests);
+          if (Packed && first_line + 64 * k < share_end) prefetch_stream(first_line + 64 * k, 64, t.requests);
         };
         VI lanes;
         VR d;
@@ -932,7 +932,7 @@ void q2_K_packed_block(const DotTile& t, int64_t r0, int64_t c0) {
       VI sum[CB], mins[CB];
       for (int c = 0; c < CB; ++c) sum[c] = mins[c] = vi_set1(0);
       for (int k = run * 4 / Runs; k < (run + 1) * 4 / Runs; ++k) {  // scale dword k: groups 4k .. 4k + 3
-        prefetch_stream(packed_block(t, r0, i, kBlock) + k * kQuarter, kQuarter, t.near_requests);
+        prefetch_stream(packed_block(t, r0, i, kBlock) + k * kQuarter, kQuarter, t.requests);
         const VI sc = dword(k);
         for (int b = 0; b < 4; ++b) {
           // Group g (elements 16g ..): qs bytes 32n + 16 (g % 2) .. + 15 at bits 2j, n = g / 8, j = g % 8 / 2.
@@ -1062,7 +1062,7 @@ void q3_K_column_block(const DotTile& t, int64_t r0) {
     const VR da = vr_set1(a.d);
     for (int g = 0; g < kRegs; ++g) {
       const int row = g * kLaneRows;
-      if (t.packed && row % 2 == 0) prefetch_stream(packed_pair(t, r0 + row, i, kBlock), 2 * kBlock, t.near_requests);
+      if (t.packed && row % 2 == 0) prefetch_stream(packed_pair(t, r0 + row, i, kBlock), 2 * kBlock, t.requests);
       Q3KRows w;
       q3_K_rows(t, wp + row, r0 + row, i, w);
       VI lanes = vi_set1(0);
@@ -1099,7 +1099,7 @@ void q5_K_column_block(const DotTile& t, int64_t r0) {
   for (VR& v : mins) v = vr_zero();
   for (int64_t i = 0; i < nb; ++i) {
     if (t.packed) {
-      prefetch_stream(packed_block(t, r0, i, kBlock), kPackRows * 16, t.near_requests);  // the headers
+      prefetch_stream(packed_block(t, r0, i, kBlock), kPackRows * 16, t.requests);  // the headers
     } else {
       constexpr int64_t kAhead = 2;  // blocks: many streams this close together lose the hardware prefetchers
       for (const char* row : wp)
@@ -1128,7 +1128,7 @@ void q5_K_column_block(const DotTile& t, int64_t r0) {
       q5_K_levels(t, wp + row, r0 + row, i, q);
       VI lanes = vi_set1(0);
       for (int k = 0; k < 8; ++k) {
-        if (pair && k < kPairLines) prefetch_stream(pair + 64 * k, 64, t.near_requests);
+        if (pair && k < kPairLines) prefetch_stream(pair + 64 * k, 64, t.requests);
         lanes = vi_add(lanes, vi_madd16(vi_maddubs(q[k], aq[k]), vi_spread_rows(scale16[hr][k], spread)));
       }
       acc[g] = vr_fma(vr_spread_rows(d[hr], spread), vr_from_i32(lanes), acc[g]);

@@ -246,7 +246,7 @@ struct Q8_0LaneAct {
 // rows r0.. lie in one group, in order.
 [[gnu::always_inline]] inline Q8_0LaneRows q8_0_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i) {
   const char* group = packed_block(t, r0, i, sizeof(BlockQ8_0));
-  if (r0 % kPackRows == 0) prefetch_stream(group, kPackRows * sizeof(BlockQ8_0), t.near_requests);  // the group's first register requests it
+  if (r0 % kPackRows == 0) prefetch_stream(group, kPackRows * sizeof(BlockQ8_0), t.requests);  // the group's first register requests it
   const char* lanes = group + kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t);
   Q8_0LaneRows w;
   for (int j = 0; j < 8; ++j) w.lanes[j] = vi_signed_levels(vi_load(lanes + j * kPackRows * sizeof(int32_t)));
@@ -376,7 +376,7 @@ void q8_0_lanes_gemm(const DotTile& t) {
 // row): Q8_0's lane rows with each level (nibble | fifth bit) - 16.
 [[gnu::always_inline]] inline Q8_0LaneRows q5_0_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i) {
   const char* group = packed_block(t, r0, i, sizeof(BlockQ5_0));
-  prefetch_stream(group, kPackRows * sizeof(BlockQ5_0), t.near_requests);
+  prefetch_stream(group, kPackRows * sizeof(BlockQ5_0), t.requests);
   Q8_0LaneRows w;
   five_bit_lanes(group + kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t), w.lanes);
   for (VI& lane : w.lanes) lane = vi_signed_levels(vi_sub8(lane, vi_set1(0x10101010)));
@@ -403,7 +403,7 @@ template <bool FiveBit>
 [[gnu::always_inline]] inline Q4_1LaneRows q4_1_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i, bool burst) {
   constexpr size_t kBlock = FiveBit ? sizeof(BlockQ5_1) : sizeof(BlockQ4_1);
   const char* group = packed_block(t, r0, i, kBlock);
-  if (burst) prefetch_stream(group, kPackRows * kBlock, false);  // the near prefetches cost more than they gave
+  if (burst) prefetch_stream(group, kPackRows * kBlock, far_at_most(t.requests));  // the near prefetches cost more than they gave
   const auto* halves = reinterpret_cast<const uint16_t*>(group) + r0 % kPackRows;
   const char* dwords = group + 2 * kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t);
   Q4_1LaneRows w;
@@ -475,7 +475,7 @@ void unsigned_lanes_column(const DotTile& t, PackedRows packed_rows, size_t bloc
       const char* group = packed_block(t, r0, i, block_bytes);
 #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
-        if (j < lines) prefetch_stream(group + 64 * j, 64, false);
+        if (j < lines) prefetch_stream(group + 64 * j, 64, far_at_most(t.requests));
         int32_t y4;
         std::memcpy(&y4, a[i].qs + 4 * j, sizeof y4);
         const VI y = vi_set1(y4);
@@ -629,7 +629,7 @@ inline void q4_0_packed_column(const DotTile& t, const Q4_0Act* act) {
     for (int g = 0; g < kGroups; ++g) acc[g] = vr_zero();
     for (int64_t i = 0; i < nb; ++i) {
       const char* blk = packed_block(t, r0, i, sizeof(BlockQ4_0));
-      prefetch_stream(blk, kPackRows * sizeof(BlockQ4_0), t.near_requests);
+      prefetch_stream(blk, kPackRows * sizeof(BlockQ4_0), t.requests);
       const VI levels = vi_dwords32(a[i].qs);
       VI lo[kGroups], hi[kGroups];
       for (int g = 0; g < kGroups; ++g) lo[g] = hi[g] = vi_set1(0);

@@ -117,20 +117,24 @@ inline void prefetch_rows(const DotTile& t, int64_t r0, int64_t i, int64_t n) {
 
 // A packed weight (or a float row after row) is one stream per thread: fetching it this far
 // ahead into L2 keeps memory busy between the kernel's loads, which the hardware prefetcher
-// alone does not; the same lines are then pulled into L1 a short way (1 KiB) ahead of use
-// (into_l1: where the tile asks for it, DotTile::near_requests, and not where the stream is
-// reread, as a GEMM without prepared rows does).
+// alone does not on most CPUs and dtypes; the same lines are then pulled into L1 a short way
+// (1 KiB) ahead of use. `requests` says which of these to issue (DotTile::requests; the near ones
+// not where the stream is reread, as a GEMM without prepared rows does).
 constexpr int64_t kStreamAhead = 16384;
 constexpr int64_t kL1Ahead = 1024;
 // Zero, read from memory each time on purpose: a far prefetch's address waits on this load, so
 // the prefetch issues a few cycles after the block's own loads. Issued together with them, the
 // far prefetches cost ~10% of a two-thread decode stream here (docs/benchmarks.md).
 inline volatile size_t g_far_prefetch_wait = 0;
-inline void prefetch_stream(const char* p, size_t bytes, bool into_l1) {
+inline void prefetch_stream(const char* p, size_t bytes, StreamRequests requests) {
+  if (requests == StreamRequests::kNone) return;
   for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + kStreamAhead + o + g_far_prefetch_wait, 0, 2);
-  if (into_l1)
+  if (requests == StreamRequests::kNearAndFar)
     for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + kL1Ahead + o, 0, 3);
 }
+
+// A tile's requests without the near ones: for streams they measured slower on everywhere.
+inline StreamRequests far_at_most(StreamRequests requests) { return std::min(requests, StreamRequests::kFar); }
 
 // The first line boundary at or after p: a stream requested in pieces that do not start on a
 // line (Q6_K's rows, 210 bytes each) asks for each line once when every piece requests the lines
@@ -145,7 +149,7 @@ inline const char* line_at_or_after(const char* p) {
 template <int RB>
 [[gnu::always_inline]] inline void prefetch_next(const DotTile& t, int64_t r0, int64_t i, int64_t n, size_t block_bytes) {
   if (t.packed)
-    prefetch_stream(packed_block(t, r0, i, block_bytes), kPackRows * block_bytes, t.near_requests);
+    prefetch_stream(packed_block(t, r0, i, block_bytes), kPackRows * block_bytes, t.requests);
   else
     prefetch_rows<RB>(t, r0 + RB, i, n);
 }

@@ -35,6 +35,11 @@ DotOrder dot_order(DType weight, int64_t k, int64_t rows, int64_t cols, bool kv_
 // GEMM and the leftover columns, one at a time, to its GEMV (the single-column order).
 DotOrder column_order(DType weight, DotOrder order, int64_t col, int64_t cols);
 
+// How a tile's streamed weight is requested ahead of its reads (prefetch_stream): not at all (the
+// hardware prefetcher alone), into L2 far ahead, or besides that into L1 a short way ahead. Which
+// streams fastest differs by CPU and dtype (decode_tuning.h); each asks for no more than the next.
+enum class StreamRequests : uint8_t { kNone, kFar, kNearAndFar };
+
 // Dot of n elements: w_row in `weight`, act_row in vec_dot_type(weight). For tests and
 // benchmarks: its work memory (dot_tile_work_size) is allocated on each call.
 float dot(DType weight, int64_t n, const void* w_row, const void* act_row, DotOrder order = DotOrder::kRow);
@@ -59,9 +64,7 @@ struct DotTile {
   bool packed = false;
   char* work = nullptr;
   size_t work_size = 0;
-  // Whether a streamed weight's lines are also requested into L1 a short way ahead of use, besides
-  // into L2 far ahead (prefetch_stream): faster on some CPUs, slower on others (decode_tuning.h).
-  bool near_requests = true;
+  StreamRequests requests = StreamRequests::kNearAndFar;
 };
 
 // Float tiled dots this short (attention's q.k over a head) take a kernel without a horizontal

@@ -23,7 +23,7 @@ std::vector<DecodeForm> some_forms() {
   for (uint32_t id = 0; id < 32; ++id)
     if (const auto t = dtype_from_gguf(id); t && dot_supported(*t))
       forms.push_back(DecodeForm{*t, id % 3 == 0 ? SimdLevel::kAvx2 : id % 3 == 1 ? std::min(SimdLevel::kAvx2Vnni, cpu_simd_level()) : cpu_simd_level(),
-                                 10.0 + id, 15.25 + id, 20.5 + id, 30.75 + id, id % 2 == 0});
+                                 10.0 + id, 15.25 + id, 20.5 + id, 30.75 + id, 40.125 + id, static_cast<StreamRequests>(id % 3)});
   return forms;
 }
 
@@ -40,7 +40,8 @@ TEST(DecodeTuning, CacheTextReadsBackTheSameForms) {
     EXPECT_DOUBLE_EQ((*back)[i].avx2_vnni_gbs, forms[i].avx2_vnni_gbs);
     EXPECT_DOUBLE_EQ((*back)[i].avx512_gbs, forms[i].avx512_gbs);
     EXPECT_DOUBLE_EQ((*back)[i].far_only_gbs, forms[i].far_only_gbs);
-    EXPECT_EQ((*back)[i].near_requests, forms[i].near_requests) << dtype_name(forms[i].weight);
+    EXPECT_DOUBLE_EQ((*back)[i].no_requests_gbs, forms[i].no_requests_gbs);
+    EXPECT_EQ((*back)[i].requests, forms[i].requests) << dtype_name(forms[i].weight);
   }
 }
 
@@ -61,9 +62,11 @@ TEST(DecodeTuning, CacheTextItCannotUseIsRefused) {
   EXPECT_FALSE(parse_decode_tuning(replaced(dtype_line, "\nq9_9 "))) << "unknown dtype";
   EXPECT_FALSE(parse_decode_tuning(replaced(dtype_line, "\nq8_K "))) << "a dtype with no dot";
   EXPECT_FALSE(parse_decode_tuning(good.substr(0, good.rfind('\n', good.size() - 2) + 1))) << "a dtype missing";
-  EXPECT_FALSE(parse_decode_tuning(good + "f16 avx2 far 1 2 3 4\n")) << "a dtype twice";
-  EXPECT_FALSE(parse_decode_tuning(replaced(" far ", " near "))) << "unknown requests";
-  EXPECT_FALSE(parse_decode_tuning(replaced(" far ", " "))) << "requests missing";
+  EXPECT_FALSE(parse_decode_tuning(good + "f16 avx2 far 1 2 3 4 5\n")) << "a dtype twice";
+  for (const char* requests : {" far ", " near+far ", " none "}) {
+    EXPECT_FALSE(parse_decode_tuning(replaced(requests, " near "))) << "unknown requests";
+    EXPECT_FALSE(parse_decode_tuning(replaced(requests, " "))) << "requests missing";
+  }
   EXPECT_FALSE(parse_decode_tuning(replaced(" avx2 ", " scalar "))) << "not a SIMD form";
   EXPECT_FALSE(parse_decode_tuning(replaced(" avx2 ", " avx9 "))) << "unknown form";
   EXPECT_FALSE(parse_decode_tuning(replaced(" 11 ", " nan "))) << "a figure not finite";
@@ -90,10 +93,13 @@ TEST(DecodeTuning, ANarrowerFormOnlyWhenClearlyFaster) {
   EXPECT_EQ(faster_form(13.0, 12.0, 10.0), SimdLevel::kAvx2) << "AVX2 clearly past both";
 }
 
-TEST(DecodeTuning, FarRequestsOnlyWhenClearlyFaster) {
-  EXPECT_TRUE(keeps_near_requests(10.0, 10.2)) << "2 % is the timing's noise";
-  EXPECT_TRUE(keeps_near_requests(10.0, 9.0));
-  EXPECT_FALSE(keeps_near_requests(10.0, 10.5));
+TEST(DecodeTuning, FewerRequestsOnlyWhenClearlyFaster) {
+  EXPECT_EQ(faster_requests(10.0, 10.2, 10.2), StreamRequests::kNearAndFar) << "2 % is the timing's noise";
+  EXPECT_EQ(faster_requests(10.0, 9.0, 9.0), StreamRequests::kNearAndFar);
+  EXPECT_EQ(faster_requests(10.0, 10.5, 9.0), StreamRequests::kFar);
+  EXPECT_EQ(faster_requests(10.0, 9.0, 10.5), StreamRequests::kNone);
+  EXPECT_EQ(faster_requests(10.0, 10.5, 10.7), StreamRequests::kFar) << "none within the noise of far";
+  EXPECT_EQ(faster_requests(10.0, 10.5, 11.0), StreamRequests::kNone) << "none clearly past both";
 }
 
 TEST(DecodeTuning, KeepsTheFasterFormOfEachDtypeAndCachesIt) {
@@ -110,8 +116,9 @@ TEST(DecodeTuning, KeepsTheFasterFormOfEachDtypeAndCachesIt) {
     EXPECT_EQ(f.level, faster_form(f.avx2_gbs, f.avx2_vnni_gbs, f.avx512_gbs)) << dtype_name(f.weight);
     EXPECT_EQ(decode_level(f.weight), std::min(f.level, simd_level())) << dtype_name(f.weight);
     EXPECT_GT(f.far_only_gbs, 0) << dtype_name(f.weight);
-    EXPECT_EQ(f.near_requests, keeps_near_requests(f.level_gbs(), f.far_only_gbs)) << dtype_name(f.weight);
-    EXPECT_EQ(decode_near_requests(f.weight), f.near_requests) << dtype_name(f.weight);
+    EXPECT_GT(f.no_requests_gbs, 0) << dtype_name(f.weight);
+    EXPECT_EQ(f.requests, faster_requests(f.level_gbs(), f.far_only_gbs, f.no_requests_gbs)) << dtype_name(f.weight);
+    EXPECT_EQ(decode_requests(f.weight), f.requests) << dtype_name(f.weight);
   }
   std::ifstream in(path);
   std::stringstream text;
@@ -121,7 +128,7 @@ TEST(DecodeTuning, KeepsTheFasterFormOfEachDtypeAndCachesIt) {
   ASSERT_TRUE(cached.has_value()) << path << ":\n" << text.str();
   for (size_t i = 0; i < forms.size(); ++i) {
     EXPECT_EQ((*cached)[i].level, forms[i].level);
-    EXPECT_EQ((*cached)[i].near_requests, forms[i].near_requests);
+    EXPECT_EQ((*cached)[i].requests, forms[i].requests);
   }
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cpu/cpu_features.h"
+#include "cpu/decode_tuning.h"
 #include "cpu/host_buffer.h"
 #include "cpu/kernels.h"
 #include "cpu/repack.h"
@@ -74,17 +75,17 @@ Tile make_tile(DType type, int64_t n, int64_t rows, int64_t cols, uint32_t seed)
 // Runs on `level` whatever form the decode timing chose (decode_tuning.h), with exactly the
 // work memory dot_tile_work_size_at gives the tile there. The outputs come back row by row;
 // `rows_adjacent` writes them with a row's outputs adjacent instead (decode attention's scores:
-// one column per query head, its KV positions one float apart); `near_requests` as the tuning
-// may set it for decode.
+// one column per query head, its KV positions one float apart); `requests` as the tuning may
+// set them for decode.
 std::vector<float> run_tile(SimdLevel level, DType type, DotOrder order, const Tile& t, bool packed = false,
-                            bool rows_adjacent = false, bool near_requests = true) {
+                            bool rows_adjacent = false, StreamRequests requests = StreamRequests::kNearAndFar) {
   std::vector<float> out(t.rows * t.cols, std::numeric_limits<float>::quiet_NaN());
   const size_t out_row = rows_adjacent ? sizeof(float) : sizeof(float) * t.cols;
   const size_t out_col = rows_adjacent ? sizeof(float) * t.rows : sizeof(float);
   DotTile tile{t.n, reinterpret_cast<const char*>(t.w.data()), t.w_row, t.rows,
                reinterpret_cast<const char*>(t.a.data()), t.a_row, t.cols, reinterpret_cast<char*>(out.data()),
                out_row, out_col, packed};
-  tile.near_requests = near_requests;
+  tile.requests = requests;
   HostBuffer work;
   work.reserve(dot_tile_work_size_at(level, type, order, tile));
   tile.work = static_cast<char*>(work.data());
@@ -124,7 +125,8 @@ void check_dtype(DType type, const std::vector<int64_t>& sizes) {
             expect_same_bits(want, run_tile(level, type, order, t), what);
             expect_same_bits(want, run_tile(level, type, order, t, false, true), what + " rows adjacent");
             if (t.cols == 1)
-              expect_same_bits(want, run_tile(level, type, order, t, false, false, false), what + " far requests only");
+              for (StreamRequests fewer : {StreamRequests::kFar, StreamRequests::kNone})
+                expect_same_bits(want, run_tile(level, type, order, t, false, false, fewer), what + " requests " + requests_name(fewer));
           });
         }
       }
@@ -150,7 +152,8 @@ void check_packed(DType type, const std::vector<int64_t>& sizes) {
                                      std::to_string(rows) + "x" + std::to_string(cols);
             expect_same_bits(want, run_tile(level, type, order, t, true), what);
             if (cols == 1)
-              expect_same_bits(want, run_tile(level, type, order, t, true, false, false), what + " far requests only");
+              for (StreamRequests fewer : {StreamRequests::kFar, StreamRequests::kNone})
+                expect_same_bits(want, run_tile(level, type, order, t, true, false, fewer), what + " requests " + requests_name(fewer));
           });
         }
       }
