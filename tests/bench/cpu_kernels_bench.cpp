@@ -14,7 +14,9 @@
 // `mul_mat_decode_stream` runs decode's products (each dtype on the form the decode timing keeps)
 // on every hardware thread over a 576 MiB weight, beside the memory read the roofline takes
 // (probe_GB/s): how close each dtype's kernel streams to memory's speed, with no other op of a
-// decode step in between.
+// decode step in between. `mul_mat_decode_stream/<dtype>/<requests>` streams the same on the
+// dtype's form with each way of requesting the stream ahead (vec_dot.h: StreamRequests), to
+// compare them within one process (--benchmark_enable_random_interleaving).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -22,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -170,10 +173,11 @@ const StreamWeight& stream_weight(DType type) {
 }
 
 // Decode's one-column products on state.threads() threads, each streaming its share of
-// stream_weight's rows (whole packed groups) from memory, as a decode product splits them.
+// stream_weight's rows (whole packed groups) from memory, as a decode product splits them;
+// requested ahead as the tuning chose, or as `requests` says.
 // probe_GB/s: the read the roofline divides by (cost::measure_read_bandwidth_gbs) on as many
 // threads, taken once per thread count after the first such benchmark.
-void mul_mat_decode_stream(benchmark::State& state, DType type) {
+void mul_mat_decode_stream(benchmark::State& state, DType type, std::optional<engine::cpu::StreamRequests> requests) {
   engine::cpu::ensure_decode_tuning();  // each dtype on the form decode runs it on
   const StreamWeight& s = stream_weight(type);
   const Matrix& m = matrix(type, kK, kRows, 1, s.packed);
@@ -185,8 +189,12 @@ void mul_mat_decode_stream(benchmark::State& state, DType type) {
                             reinterpret_cast<const char*>(m.a.data()), m.a_row, 1, reinterpret_cast<char*>(out.data()), sizeof(float),
                             sizeof(float) * out.size(), s.packed};
   const engine::cpu::HostBuffer work = work_for(type, DotOrder::kRow, tile);
+  if (requests) tile.requests = *requests;
   for (auto _ : state) {
-    engine::cpu::dot_tile(type, DotOrder::kRow, tile);
+    if (requests)
+      engine::cpu::dot_tile_at(engine::cpu::decode_level(type), type, DotOrder::kRow, tile);
+    else
+      engine::cpu::dot_tile(type, DotOrder::kRow, tile);
     benchmark::DoNotOptimize(out.data());
   }
   state.counters["weight_GB/s"] =
@@ -289,11 +297,17 @@ int register_all() {
                                      if (form.level == SimdLevel::kAvx2Vnni) engine::cpu::set_vnni_encoding(engine::cpu::cpu_vnni_encodings().front());
                                    });
   benchmark::RegisterBenchmark("mul_mat_prefill/q8_0/amx", mul_mat_amx_prefill)->Unit(benchmark::kMillisecond);
+  using engine::cpu::StreamRequests;
   for (DType t : {DType::F16, DType::Q8_0, DType::Q6_K, DType::Q5_K, DType::Q4_K, DType::Q4_1, DType::Q4_0})
-    benchmark::RegisterBenchmark(("mul_mat_decode_stream/" + std::string(engine::dtype_name(t))).c_str(), mul_mat_decode_stream, t)
-        ->Threads(engine::cpu::cpu_thread_count(0))
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
+    for (std::optional<StreamRequests> requests :
+         {std::optional<StreamRequests>{}, {StreamRequests::kNearAndFar}, {StreamRequests::kFar}, {StreamRequests::kNone}})
+      benchmark::RegisterBenchmark(("mul_mat_decode_stream/" + std::string(engine::dtype_name(t)) +
+                                    (requests ? "/" + std::string(engine::cpu::requests_name(*requests)) : ""))
+                                       .c_str(),
+                                   mul_mat_decode_stream, t, requests)
+          ->Threads(engine::cpu::cpu_thread_count(0))
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
   for (DType t : {DType::Q8_0, DType::Q4_1, DType::Q4_K})
     for (bool simd : {true, false})
       benchmark::RegisterBenchmark(
