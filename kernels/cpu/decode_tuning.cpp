@@ -24,7 +24,6 @@
 #include "cpu/work_memory.h"
 #include "engine/backend.h"
 #include "engine/host_memory.h"
-#include "engine/quants.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define ENGINE_SANITIZED_BUILD 1
@@ -77,11 +76,13 @@ std::vector<DType> decode_dtypes() {
 }
 
 // Weight bytes each timed pass streams on the threads of `pool`.
-size_t timed_bytes(const ThreadPool& pool) { return std::min(kTimedBytesMax, kTimedBytesPerThread * static_cast<size_t>(pool.size())); }
+size_t timed_bytes(const ThreadPool& pool) {
+  return std::min(kTimedBytesMax, kTimedBytesPerThread * static_cast<size_t>(pool.size()));
+}
 
-// Decode streams its weights from memory, not from a cache: so does each timed pass, reading
-// the next window of a buffer of at least twice the last-level cache, so that a window is long
-// evicted when it comes round again (windows flushed with clflush instead still read 30-50 %
+// Decode streams its weights from memory, not from a cache: so does each timed pass, reading the
+// next window of a buffer of twice the last-level cache (256 MiB to 1 GiB), so that a window is
+// long evicted when it comes round again (windows flushed with clflush instead still read 30-50 %
 // faster than memory on the Zen 5 VM of docs/benchmarks.md). Its bytes are all 0x3C, a valid
 // weight in every dtype (half float 1.05, float 0.0115, and any byte is a level or a scale):
 // the kernels' speed does not depend on the values.
@@ -121,7 +122,8 @@ double time_form(DType weight, SimdLevel level, StreamRequests requests, int64_t
   std::vector<int64_t> first_rows;
   std::vector<std::vector<char>> work(static_cast<size_t>(threads));
   for (int ith = 0; ith < threads; ++ith) {  // whole packed groups each
-    const int64_t groups = rows / kPackRows, begin = groups * ith / threads * kPackRows, end = groups * (ith + 1) / threads * kPackRows;
+    const int64_t groups = rows / kPackRows;
+    const int64_t begin = groups * ith / threads * kPackRows, end = groups * (ith + 1) / threads * kPackRows;
     first_rows.push_back(begin);
     DotTile t{kTimedK, nullptr, row_size, end - begin,
               static_cast<const char*>(act), row_bytes(vec_dot_type(weight), kTimedK), 1,
@@ -262,8 +264,8 @@ std::string decode_tuning_text(const std::vector<DecodeForm>& forms) {
   std::ostringstream text;
   text << kHeader << "\ncpu " << cpu_model_name() << "\n";
   for (const DecodeForm& f : forms)
-    text << dtype_name(f.weight) << ' ' << simd_level_name(f.level) << ' ' << requests_name(f.requests) << ' ' << f.avx2_gbs << ' '
-         << f.avx2_vnni_gbs << ' ' << f.avx512_gbs << ' ' << f.far_only_gbs << ' ' << f.no_requests_gbs << "\n";
+    text << dtype_name(f.weight) << ' ' << simd_level_name(f.level) << ' ' << requests_name(f.requests) << ' ' << f.avx2_gbs
+         << ' ' << f.avx2_vnni_gbs << ' ' << f.avx512_gbs << ' ' << f.far_only_gbs << ' ' << f.no_requests_gbs << "\n";
   return text.str();
 }
 
