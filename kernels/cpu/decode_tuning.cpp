@@ -23,6 +23,7 @@
 #include "cpu/vec_dot.h"
 #include "cpu/work_memory.h"
 #include "engine/backend.h"
+#include "engine/error.h"
 #include "engine/host_memory.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -88,10 +89,7 @@ size_t timed_bytes(const ThreadPool& pool) {
 // the kernels' speed does not depend on the values.
 class ColdWindows {
  public:
-  explicit ColdWindows(size_t window)
-      : buffer_(std::clamp(std::max(2 * last_level_cache_bytes(), 8 * window), size_t{256} << 20, size_t{1} << 30)) {
-    std::memset(buffer_.data(), 0x3C, buffer_.size());
-  }
+  explicit ColdWindows(size_t window) : buffer_(buffer_bytes(window)) { std::memset(buffer_.data(), 0x3C, buffer_.size()); }
   // `bytes` (at most the window) not read for at least the buffer's size less them.
   const char* next(size_t bytes) {
     if (at_ + bytes > buffer_.size()) at_ = 0;
@@ -101,9 +99,12 @@ class ColdWindows {
   }
 
  private:
-  static size_t last_level_cache_bytes() {
-    const long bytes = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    return bytes > 0 ? static_cast<size_t>(bytes) : 0;
+  // No more than a quarter of the memory available (a small host's windows come round sooner).
+  static size_t buffer_bytes(size_t window) {
+    const auto cache = static_cast<size_t>(std::max(sysconf(_SC_LEVEL3_CACHE_SIZE), 0L));
+    size_t bytes = std::clamp(std::max(2 * cache, 8 * window), size_t{256} << 20, size_t{1} << 30);
+    if (const size_t available = available_host_memory(); available > 0) bytes = std::min(bytes, available / 4);
+    return std::max(bytes, 2 * window);
   }
   HostMemory buffer_;
   size_t at_ = 0;
@@ -342,7 +343,12 @@ void ensure_decode_tuning() {
       }
     }
     const auto start = std::chrono::steady_clock::now();
-    tune_decode_forms();
+    try {
+      tune_decode_forms();
+    } catch (const Error& e) {  // the timing's buffer: without it every dtype stays on the widest form
+      spdlog::warn("cpu: decode forms not timed ({}); each dtype runs on {}", e.what(), simd_level_name(simd_level()));
+      return;
+    }
     const std::chrono::duration<double> s = std::chrono::steady_clock::now() - start;
     spdlog::info("cpu: decode forms timed in {:.2f} s, kept in {}", s.count(), path.empty() ? "no file" : path);
   });
