@@ -45,7 +45,7 @@ constexpr const char* kHeader = "engine cpu decode forms 12";
 constexpr int64_t kTimedK = 4096;              // elements per weight row, as in a 1B-8B model
 constexpr size_t kTimedBytesPerThread = size_t{16} << 20;  // weight bytes per timing and thread,
 constexpr size_t kTimedBytesMax = size_t{128} << 20;       // up to this in all
-constexpr int kTimedPasses = 3;                // the fastest of these after one to warm up, each from memory
+constexpr int kTimedPasses = 7;                // the fastest of these after one to warm up (3: picks flip more often)
 
 constexpr double kNoise = 1.03;                // rates closer than this are equals to the timing
 
