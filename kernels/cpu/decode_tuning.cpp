@@ -18,10 +18,11 @@
 #include <sstream>
 
 #include "cpu/cpu_device.h"
+#include "cpu/host_buffer.h"
 #include "cpu/repack.h"
+#include "cpu/row_split.h"
 #include "cpu/thread_pool.h"
 #include "cpu/vec_dot.h"
-#include "cpu/work_memory.h"
 #include "engine/backend.h"
 #include "engine/error.h"
 #include "engine/host_memory.h"
@@ -121,19 +122,19 @@ double time_form(DType weight, SimdLevel level, StreamRequests requests, int64_t
   const size_t row_size = row_bytes(weight, kTimedK);
   std::vector<DotTile> tiles;
   std::vector<int64_t> first_rows;
-  std::vector<std::vector<char>> work(static_cast<size_t>(threads));
+  std::vector<HostBuffer> work(static_cast<size_t>(threads));
   for (int ith = 0; ith < threads; ++ith) {  // whole packed groups each
-    const int64_t groups = rows / kPackRows;
-    const int64_t begin = groups * ith / threads * kPackRows, end = groups * (ith + 1) / threads * kPackRows;
+    const WorkRange groups = split_work(rows / kPackRows, ith, threads);
+    const int64_t begin = groups.begin * kPackRows, end = groups.end * kPackRows;
     first_rows.push_back(begin);
     DotTile t{kTimedK, nullptr, row_size, end - begin,
               static_cast<const char*>(act), row_bytes(vec_dot_type(weight), kTimedK), 1,
               reinterpret_cast<char*>(out.data() + begin), sizeof(float), 0, has_packed_layout(weight)};
     t.requests = requests;
-    std::vector<char>& mine = work[static_cast<size_t>(ith)];
-    mine.resize(dot_tile_work_size_at(level, weight, DotOrder::kRow, t) + kWorkAlign);
-    t.work = mine.data() + (kWorkAlign - reinterpret_cast<uintptr_t>(mine.data()) % kWorkAlign) % kWorkAlign;
-    t.work_size = mine.size() - kWorkAlign;
+    HostBuffer& mine = work[static_cast<size_t>(ith)];
+    mine.reserve(dot_tile_work_size_at(level, weight, DotOrder::kRow, t));
+    t.work = static_cast<char*>(mine.data());
+    t.work_size = mine.size();
     tiles.push_back(t);
   }
   Barrier together(threads);
