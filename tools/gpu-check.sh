@@ -21,6 +21,7 @@
 #   ENGINE_SHARED_DIR  the shared models and references (default ../shared, else build-gpu/pack/shared)
 #   LLAMA_CPP          a llama.cpp source tree: built with CUDA beside the project and benchmarked
 #                      on the same files, interleaved with the engine
+#   LLAMA_BENCH        a llama-bench binary built with CUDA, in place of building LLAMA_CPP's
 #   GPU_CHECK_MODELS   where the synthesized models are written (default build-gpu/models)
 #   GPU_CHECK_BACKENDS the backends to test (default: cuda and vulkan where they have a GPU device)
 #   LLAMA_QUANTIZE     a llama-quantize binary for the 1B Q4_K_M file (default: LLAMA_CPP's; with
@@ -146,8 +147,8 @@ synth() {
 llama1b=(--embd 2048 --layers 16 --heads 32 --kv-heads 8 --ff 8192 --vocab 32000 --ctx 4096)
 llama8b=(--embd 4096 --layers 32 --heads 32 --kv-heads 8 --ff 14336 --vocab 128256 --ctx 8192)
 
-llama_bench="" quantize=${LLAMA_QUANTIZE:-}
-if [[ -n ${LLAMA_CPP:-} ]]; then
+llama_bench=${LLAMA_BENCH:-} quantize=${LLAMA_QUANTIZE:-}
+if [[ -n ${LLAMA_CPP:-} && -z $llama_bench ]]; then
   if cmake -S "$LLAMA_CPP" -B "$LLAMA_CPP/build-gpu" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON \
       -DCMAKE_CUDA_ARCHITECTURES=native -DLLAMA_CURL=OFF >"$out/llama-build.log" 2>&1 &&
      cmake --build "$LLAMA_CPP/build-gpu" -j "$(nproc)" --target llama-bench llama-quantize >>"$out/llama-build.log" 2>&1; then
@@ -176,6 +177,13 @@ if ((${#gpus[@]})); then
 fi
 # A prompt of about 470 tokens of these files' vocabulary, one step of the prompt's rate.
 prompt="$(for _ in 1 2 3 4 5 6 7 8; do printf 'The little fox looked carefully at a broken wooden boat near the tall green hill. '; done)"
+if [[ -n $llama_bench ]] && ((${#cal_files[@]})); then
+  note ""
+  note "llama.cpp CUDA: \`llama-bench -m llama1b-{q4_0,q8_0,f16,q4_k_m}.gguf -ngl 99 -p 512 -n 128 -r 3 -o md\`"
+  model_flags=()
+  for file in "${cal_files[@]}"; do model_flags+=(-m "$file"); done
+  timeout "$limit" "$llama_bench" "${model_flags[@]}" -ngl 99 -p 512 -n 128 -r 3 -o md 2>"$out/llama-bench-1b.log" | tee -a "$summary"
+fi
 for b in "${gpus[@]}"; do
   list=$(IFS=,; echo "${cal_files[*]}")
   note ""
