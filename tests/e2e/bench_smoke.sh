@@ -36,10 +36,15 @@ for r in records:
     assert r["predicted_ts"] > 0 and r["hardware"] == "cpu-local", r
 gen = [r for r in records if r["n_gen"]]
 assert all(r["decode_step_bytes"] > 0 and r["roofline_fraction"] > 0 for r in gen), gen
-# The roofline divides by the bandwidth the record names (on cpu-local, read beside the test).
+# On cpu-local each repetition's roofline divides by the bandwidth read beside it; the record's
+# bandwidth is their mean, and a prompt test reads none.
 for r in gen:
-    expected = r["decode_step_bytes"] * r["avg_ts"] / (r["bandwidth_gbs"] * 1e9)
+    bws = r["samples_bandwidth_gbs"]
+    assert len(bws) == 2 and all(b > 0 for b in bws), r
+    assert abs(r["bandwidth_gbs"] - sum(bws) / 2) < 1e-9 * r["bandwidth_gbs"], r
+    expected = sum(r["decode_step_bytes"] * ts / (bw * 1e9) for ts, bw in zip(r["samples_ts"], bws)) / 2
     assert abs(r["roofline_fraction"] - expected) < 1e-9 * expected, (r["roofline_fraction"], expected)
+assert all(r["samples_bandwidth_gbs"] == [] for r in records if r["n_prompt"]), records
 assert gen[1]["decode_step_bytes"] >= gen[0]["decode_step_bytes"], gen
 assert all(r["roofline_fraction"] is None and r["n_prompt"] == 16 for r in records[:2]), records[:2]
 print("json ok:", [(r["test"], round(r["avg_ts"], 1)) for r in records])

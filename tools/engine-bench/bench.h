@@ -2,7 +2,9 @@
 // engine-bench: prompt-processing and generation throughput, in the manner of llama.cpp's
 // llama-bench, with each generation result set against the memory-bandwidth roofline.
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -77,14 +79,22 @@ struct TestResult {
   double stddev_ts = 0;            // sample standard deviation; 0 for one repetition
   double step_bytes = 0;           // tg: bytes one decode step reads and writes (cost model)
   double bandwidth_gbs = 0;        // the bandwidth the roofline divides by: the profile's, or on
-                                   // cpu-local for tg, the mean of reads probed right before and after
+                                   // cpu-local for tg, the mean of samples_bandwidth_gbs
+  std::vector<double> samples_bandwidth_gbs;  // cpu-local tg: each repetition's, the mean of the reads
+                                              // probed right before and after it
   double predicted_ts = 0;         // tokens per second the roofline predicts (cost::predict, default model)
   engine::MemoryUse memory;        // the session's own bytes: what changes with the length
   size_t peak_rss = 0;             // process high-water mark (VmHWM) after the test
 
-  // tg: step_bytes * mean_ts / bandwidth_gbs (0 for a prompt test).
+  // tg: step_bytes * t/s / bandwidth, each repetition's over its own bandwidth where probed, the
+  // mean over repetitions (0 for a prompt test).
   double roofline_fraction() const {
-    return test.kind == BenchTest::Kind::kGen ? step_bytes * mean_ts / (bandwidth_gbs * 1e9) : 0;
+    if (test.kind != BenchTest::Kind::kGen) return 0;
+    if (samples_bandwidth_gbs.empty() || samples_bandwidth_gbs.size() != samples_ts.size())
+      return step_bytes * mean_ts / (bandwidth_gbs * 1e9);
+    double sum = 0;
+    for (size_t i = 0; i < samples_ts.size(); ++i) sum += step_bytes * samples_ts[i] / (samples_bandwidth_gbs[i] * 1e9);
+    return sum / static_cast<double>(samples_ts.size());
   }
 };
 
@@ -107,9 +117,14 @@ void calibrate_kernels(cost::HardwareProfile& profile, const BenchOptions& opt);
 // empty. Throws engine::Error naming one that is no weight dtype.
 std::vector<engine::DType> calibration_types(const std::vector<std::string>& names);
 
-// Runs `test` opt.reps times after one warm-up on a session of the model. Throws
-// engine::Error when the session's context cannot hold the test.
-TestResult run_test(engine::Session& session, const BenchTest& test, const BenchOptions& opt, const cost::HardwareProfile& hw);
+// Reads the host's bandwidth now, in GB/s (nullopt where it cannot).
+using BandwidthProbe = std::function<std::optional<double>()>;
+
+// Runs `test` opt.reps times after one warm-up on a session of the model; where `probe` is given
+// it reads the bandwidth before the first repetition and after each (samples_bandwidth_gbs).
+// Throws engine::Error when the session's context cannot hold the test.
+TestResult run_test(engine::Session& session, const BenchTest& test, const BenchOptions& opt, const cost::HardwareProfile& hw,
+                    const BandwidthProbe& probe = {});
 
 // What every report gets besides the rows.
 struct BenchContext {

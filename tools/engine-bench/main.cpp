@@ -45,24 +45,26 @@ engine::SessionParams session_params(const BenchOptions& opt, int64_t n_ctx) {
   return params;
 }
 
-// On this machine's profile (cpu-local) a decode test's roofline divides by the bandwidth read
-// right before and after it: on a shared host the start-up probe's figure moves by ±10 % within
-// minutes. The probe's buffer is freed and the peak RSS reset after each read, so the peak
-// reported stays the session's.
+// On this machine's profile (cpu-local) a decode test's roofline divides each repetition by the
+// bandwidth read right before and after it: on a shared host the read moves by ±10 % within
+// minutes, faster than a test runs. The probe's buffer is freed and the peak RSS reset after each
+// read, so the peak reported is the highest the session reached between reads.
 TestResult measure(engine::Session& session, const BenchTest& t, const BenchOptions& opt, const BenchContext& context) {
   const cost::HardwareProfile& hw = context.hardware;
-  const bool on_the_spot = hw.name == "cpu-local" && t.kind == BenchTest::Kind::kGen;
-  const auto probe = [&] {
-    const std::optional<double> gbs = on_the_spot ? cost::measure_read_bandwidth_gbs(opt.threads) : std::nullopt;
-    if (gbs && context.peak_rss_resets) reset_peak_rss();
-    return gbs;
-  };
-  const std::optional<double> before = probe();
-  TestResult r = run_test(session, t, opt, hw);
+  size_t peak_rss = 0;
+  BandwidthProbe probe;
+  if (hw.name == "cpu-local" && t.kind == BenchTest::Kind::kGen) {
+    if (context.peak_rss_resets) reset_peak_rss();  // not the loading's peak
+    probe = [&] {
+      peak_rss = std::max(peak_rss, peak_rss_bytes());
+      const std::optional<double> gbs = cost::measure_read_bandwidth_gbs(opt.threads);
+      if (gbs && context.peak_rss_resets) reset_peak_rss();
+      return gbs;
+    };
+  }
+  TestResult r = run_test(session, t, opt, hw, probe);
   r.memory = session.memory();
-  r.peak_rss = peak_rss_bytes();
-  const std::optional<double> after = before ? probe() : std::nullopt;
-  if (before && after) r.bandwidth_gbs = (*before + *after) / 2;
+  r.peak_rss = std::max(peak_rss, peak_rss_bytes());
   return r;
 }
 

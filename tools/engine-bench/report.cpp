@@ -73,7 +73,7 @@ class MarkdownReport : public BenchReport {
                         "the profile has them, plus the fixed cost of an op); roofline = bytes a decode step "
                         "reads and writes (weights + KV cache at that depth) x t/s / bandwidth{}\n",
                         hw.name, hw.description, hw.mem_bw_gbs, hw.peak_tflops_f32, hw.op_overhead_us,
-                        hw.name == "cpu-local" ? " read right before and after the test" : "");
+                        hw.name == "cpu-local" ? " read right before and after each repetition" : "");
   }
 
  private:
@@ -194,6 +194,7 @@ nlohmann::json test_record(const ModelInfo& m, const TestResult& r, const BenchC
       {"hardware", c.hardware.name},
       {"hardware_calibrated", c.hardware.calibrated},
       {"bandwidth_gbs", r.bandwidth_gbs},
+      {"samples_bandwidth_gbs", r.samples_bandwidth_gbs},
       {"roofline_fraction", gen ? nlohmann::json(r.roofline_fraction()) : nlohmann::json()},
       {"weights_bytes", r.memory.weights},
       {"kv_cache_bytes", r.memory.kv_cache},

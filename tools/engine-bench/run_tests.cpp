@@ -99,7 +99,8 @@ double predicted_seconds(const engine::Session& session, const BenchTest& test, 
 
 }  // namespace
 
-TestResult run_test(engine::Session& session, const BenchTest& test, const BenchOptions& opt, const cost::HardwareProfile& hw) {
+TestResult run_test(engine::Session& session, const BenchTest& test, const BenchOptions& opt, const cost::HardwareProfile& hw,
+                    const BandwidthProbe& probe) {
   if (test.positions() > session.n_ctx())
     throw engine::Error(fmt::format("{} needs {} context positions but the context holds {} (see -c)", test.name(),
                                     test.positions(), session.n_ctx()));
@@ -107,8 +108,13 @@ TestResult run_test(engine::Session& session, const BenchTest& test, const Bench
   time_once(session, test, rng);  // warm-up: page in the weights, settle the thread pool
   TestResult r;
   r.test = test;
-  for (int i = 0; i < opt.reps; ++i)
+  std::optional<double> read_before = probe ? probe() : std::nullopt;
+  for (int i = 0; i < opt.reps; ++i) {
     r.samples_ts.push_back(static_cast<double>(test.n_tokens) / time_once(session, test, rng));
+    const std::optional<double> read_after = read_before ? probe() : std::nullopt;
+    if (read_after) r.samples_bandwidth_gbs.push_back((*read_before + *read_after) / 2);
+    read_before = read_after;
+  }
   const double n = static_cast<double>(r.samples_ts.size());
   r.mean_ts = std::accumulate(r.samples_ts.begin(), r.samples_ts.end(), 0.0) / n;
   if (r.samples_ts.size() > 1) {
@@ -118,5 +124,9 @@ TestResult run_test(engine::Session& session, const BenchTest& test, const Bench
   }
   r.predicted_ts = static_cast<double>(test.n_tokens) / predicted_seconds(session, test, opt.kv_type, hw, r.step_bytes);
   r.bandwidth_gbs = hw.mem_bw_gbs;
+  if (r.samples_bandwidth_gbs.size() == r.samples_ts.size())
+    r.bandwidth_gbs = std::accumulate(r.samples_bandwidth_gbs.begin(), r.samples_bandwidth_gbs.end(), 0.0) / n;
+  else
+    r.samples_bandwidth_gbs.clear();  // a probe refused midway: the profile's bandwidth for every repetition
   return r;
 }
