@@ -29,6 +29,8 @@ void log_decode_forms(const std::vector<GGUFTensorInfo>& weights) {
     for (const auto& [level, gbs] : {std::pair{SimdLevel::kAvx2, f.avx2_gbs}, std::pair{SimdLevel::kAvx2Vnni, f.avx2_vnni_gbs},
                                      std::pair{cpu_simd_level(), f.avx512_gbs}})
       if (gbs > 0) timed += fmt::format("{}{} {:.1f} GB/s", timed.empty() ? "" : ", ", simd_level_name(level), gbs);
+    if (f.near_and_far_gbs > 0)
+      timed += fmt::format(", {} near+far {:.1f} GB/s", simd_level_name(f.level), f.near_and_far_gbs);
     if (f.far_only_gbs > 0) timed += fmt::format(", {} far {:.1f} GB/s", simd_level_name(f.level), f.far_only_gbs);
     if (f.no_requests_gbs > 0) timed += fmt::format(", {} none {:.1f} GB/s", simd_level_name(f.level), f.no_requests_gbs);
     if (!timed.empty()) line += " (timed: " + timed + ")";

@@ -42,11 +42,11 @@ namespace engine::cpu {
 namespace {
 
 // The number goes up with every change to a decode kernel: a file timed on older kernels is timed anew.
-constexpr const char* kHeader = "engine cpu decode forms 12";
+constexpr const char* kHeader = "engine cpu decode forms 13";
 constexpr int64_t kTimedK = 4096;              // elements per weight row, as in a 1B-8B model
 constexpr size_t kTimedBytesPerThread = size_t{16} << 20;  // weight bytes per timing and thread,
 constexpr size_t kTimedBytesMax = size_t{128} << 20;       // up to this in all
-constexpr int kTimedPasses = 7;                // the fastest of these after one to warm up (3: picks flip more often)
+constexpr int kTimedPasses = 15;               // the median of these after one to warm up
 
 constexpr double kNoise = 1.03;                // rates closer than this are equals to the timing
 
@@ -111,53 +111,87 @@ class ColdWindows {
   size_t at_ = 0;
 };
 
-// Weight bytes per second of one-column products over `rows` rows of `weight` from `cold` on
-// `level`, every thread of `pool` streaming its share of the rows at once, as decode does: one
-// thread alone streams otherwise (on a Zen 5, Q8_0 without requests read 8 % slower than with far
-// ones on one thread, 11 % faster on two).
-double time_form(DType weight, SimdLevel level, StreamRequests requests, int64_t rows, const void* act, std::vector<float>& out,
-                 ThreadPool& pool, ColdWindows& cold) {
-  using Clock = std::chrono::steady_clock;
-  const int threads = pool.size();
-  const size_t row_size = row_bytes(weight, kTimedK);
-  std::vector<DotTile> tiles;
-  std::vector<int64_t> first_rows;
-  std::vector<HostBuffer> work(static_cast<size_t>(threads));
-  for (int ith = 0; ith < threads; ++ith) {  // whole packed groups each
-    const WorkRange groups = split_work(rows / kPackRows, ith, threads);
-    const int64_t begin = groups.begin * kPackRows, end = groups.end * kPackRows;
-    first_rows.push_back(begin);
-    DotTile t{kTimedK, nullptr, row_size, end - begin,
-              static_cast<const char*>(act), row_bytes(vec_dot_type(weight), kTimedK), 1,
-              reinterpret_cast<char*>(out.data() + begin), sizeof(float), 0, has_packed_layout(weight)};
-    t.requests = requests;
-    HostBuffer& mine = work[static_cast<size_t>(ith)];
-    mine.reserve(dot_tile_work_size_at(level, weight, DotOrder::kRow, t));
-    t.work = static_cast<char*>(mine.data());
-    t.work_size = mine.size();
-    tiles.push_back(t);
+// One-column products over `rows` rows of `weight` from `cold` on `level` with `requests`, every
+// thread of `pool` streaming its share of the rows at once, as decode does: one thread alone
+// streams otherwise (on a Zen 5, Q8_0 without requests read 8 % slower than with far ones on one
+// thread, 11 % faster on two).
+class TimedForm {
+ public:
+  TimedForm(DType weight, SimdLevel level, StreamRequests requests, int64_t rows, const void* act, std::vector<float>& out,
+            ThreadPool& pool)
+      : weight_(weight), level_(level), rows_(rows), row_size_(row_bytes(weight, kTimedK)), pool_(pool),
+        work_(static_cast<size_t>(pool.size())), ends_(static_cast<size_t>(pool.size())) {
+    const int threads = pool.size();
+    for (int ith = 0; ith < threads; ++ith) {  // whole packed groups each
+      const WorkRange groups = split_work(rows / kPackRows, ith, threads);
+      const int64_t begin = groups.begin * kPackRows, end = groups.end * kPackRows;
+      first_rows_.push_back(begin);
+      DotTile t{kTimedK, nullptr, row_size_, end - begin,
+                static_cast<const char*>(act), row_bytes(vec_dot_type(weight), kTimedK), 1,
+                reinterpret_cast<char*>(out.data() + begin), sizeof(float), 0, has_packed_layout(weight)};
+      t.requests = requests;
+      HostBuffer& mine = work_[static_cast<size_t>(ith)];
+      mine.reserve(dot_tile_work_size_at(level, weight, DotOrder::kRow, t));
+      t.work = static_cast<char*>(mine.data());
+      t.work_size = mine.size();
+      tiles_.push_back(t);
+    }
   }
-  Barrier together(threads);
-  std::vector<Clock::time_point> ends(static_cast<size_t>(threads));
-  double best = 0;
-  for (int pass = 0; pass <= kTimedPasses; ++pass) {
-    const char* w = cold.next(static_cast<size_t>(rows) * row_size);
+
+  // Weight bytes per second of one pass over the next window of `cold`, timed from when every
+  // thread has woken to the last one's end.
+  double pass(ColdWindows& cold) {
+    using Clock = std::chrono::steady_clock;
+    const int threads = pool_.size();
+    const char* w = cold.next(static_cast<size_t>(rows_) * row_size_);
+    Barrier together(threads);
     Clock::time_point start;
-    pool.run(threads, [&](int ith) {  // timed from when all have woken, to the last one's end
+    pool_.run(threads, [&](int ith) {
       together.wait();
       if (ith == 0) start = Clock::now();
-      DotTile t = tiles[static_cast<size_t>(ith)];
-      t.w = w + first_rows[static_cast<size_t>(ith)] * static_cast<int64_t>(row_size);
-      dot_tile_at(level, weight, DotOrder::kRow, t);
-      ends[static_cast<size_t>(ith)] = Clock::now();
+      DotTile t = tiles_[static_cast<size_t>(ith)];
+      t.w = w + first_rows_[static_cast<size_t>(ith)] * static_cast<int64_t>(row_size_);
+      dot_tile_at(level_, weight_, DotOrder::kRow, t);
+      ends_[static_cast<size_t>(ith)] = Clock::now();
     });
-    const std::chrono::duration<double> s = *std::max_element(ends.begin(), ends.end()) - start;
-    if (pass > 0) best = std::max(best, static_cast<double>(rows * static_cast<int64_t>(row_size)) / s.count() / 1e9);
+    const std::chrono::duration<double> s = *std::max_element(ends_.begin(), ends_.end()) - start;
+    return static_cast<double>(rows_ * static_cast<int64_t>(row_size_)) / s.count() / 1e9;
   }
-  return best;
+
+ private:
+  DType weight_;
+  SimdLevel level_;
+  int64_t rows_;
+  size_t row_size_;
+  ThreadPool& pool_;
+  std::vector<DotTile> tiles_;
+  std::vector<int64_t> first_rows_;
+  std::vector<HostBuffer> work_;
+  std::vector<std::chrono::steady_clock::time_point> ends_;
+};
+
+// Each form's median rate in GB/s over kTimedPasses passes after one to warm up, the forms taking
+// turns pass by pass, so that a host whose bandwidth drifts during the timing favours none of them.
+// On the Zen 5 VM of docs/benchmarks.md one form timed as two candidates read 2.8 % apart on
+// average this way (90 % of pairs within 5 %), against 16 % with the fastest of the passes
+// timed one candidate after the other.
+std::vector<double> time_in_turns(std::vector<TimedForm>& forms, ColdWindows& cold) {
+  std::vector<std::vector<double>> rates(forms.size());
+  for (int pass = 0; pass <= kTimedPasses; ++pass)
+    for (size_t i = 0; i < forms.size(); ++i) {
+      const double gbs = forms[i].pass(cold);
+      if (pass > 0) rates[i].push_back(gbs);
+    }
+  std::vector<double> medians;
+  for (std::vector<double>& r : rates) {
+    std::nth_element(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(r.size() / 2), r.end());
+    medians.push_back(r[r.size() / 2]);
+  }
+  return medians;
 }
 
-// Times the forms of `weight`: AVX2, AVX2 with VNNI and the best AVX-512 level, those this CPU has.
+// Times the forms of `weight`: AVX2, AVX2 with VNNI and the best AVX-512 level, those this CPU
+// has; then the fastest of them with near and far requests, far only, and none.
 DecodeForm time_forms(DType weight, ThreadPool& pool, ColdWindows& cold) {
   const int64_t row_size = static_cast<int64_t>(row_bytes(weight, kTimedK));
   const int64_t rows = std::max<int64_t>(kPackRows, static_cast<int64_t>(timed_bytes(pool)) / row_size / kPackRows * kPackRows);
@@ -170,15 +204,27 @@ DecodeForm time_forms(DType weight, ThreadPool& pool, ColdWindows& cold) {
   std::vector<char> act(row_bytes(vec_dot_type(weight), kTimedK));
   quantize_activation(weight, x.data(), act.data(), kTimedK);
   std::vector<float> out(static_cast<size_t>(rows));
+  const auto timed = [&](SimdLevel level, StreamRequests requests) {
+    return TimedForm(weight, level, requests, rows, act.data(), out, pool);
+  };
   DecodeForm form{weight, cpu_simd_level()};
-  form.avx2_gbs = time_form(weight, SimdLevel::kAvx2, StreamRequests::kNearAndFar, rows, act.data(), out, pool, cold);
-  form.avx2_vnni_gbs = time_form(weight, SimdLevel::kAvx2Vnni, StreamRequests::kNearAndFar, rows, act.data(), out, pool, cold);
-  if (cpu_simd_level() >= SimdLevel::kAvx512)
-    form.avx512_gbs = time_form(weight, cpu_simd_level(), StreamRequests::kNearAndFar, rows, act.data(), out, pool, cold);
+  std::vector<TimedForm> levels;
+  levels.push_back(timed(SimdLevel::kAvx2, StreamRequests::kNearAndFar));
+  levels.push_back(timed(SimdLevel::kAvx2Vnni, StreamRequests::kNearAndFar));
+  if (cpu_simd_level() >= SimdLevel::kAvx512) levels.push_back(timed(cpu_simd_level(), StreamRequests::kNearAndFar));
+  const std::vector<double> level_gbs = time_in_turns(levels, cold);
+  form.avx2_gbs = level_gbs[0];
+  form.avx2_vnni_gbs = level_gbs[1];
+  if (level_gbs.size() > 2) form.avx512_gbs = level_gbs[2];
   form.level = faster_form(form.avx2_gbs, form.avx2_vnni_gbs, form.avx512_gbs);
-  form.far_only_gbs = time_form(weight, form.level, StreamRequests::kFar, rows, act.data(), out, pool, cold);
-  form.no_requests_gbs = time_form(weight, form.level, StreamRequests::kNone, rows, act.data(), out, pool, cold);
-  form.requests = faster_requests(form.level_gbs(), form.far_only_gbs, form.no_requests_gbs);
+  std::vector<TimedForm> ways;
+  for (StreamRequests requests : {StreamRequests::kNearAndFar, StreamRequests::kFar, StreamRequests::kNone})
+    ways.push_back(timed(form.level, requests));
+  const std::vector<double> ways_gbs = time_in_turns(ways, cold);
+  form.near_and_far_gbs = ways_gbs[0];
+  form.far_only_gbs = ways_gbs[1];
+  form.no_requests_gbs = ways_gbs[2];
+  form.requests = faster_requests(form.near_and_far_gbs, form.far_only_gbs, form.no_requests_gbs);
   return form;
 }
 
@@ -267,7 +313,8 @@ std::string decode_tuning_text(const std::vector<DecodeForm>& forms) {
   text << kHeader << "\ncpu " << cpu_model_name() << "\n";
   for (const DecodeForm& f : forms)
     text << dtype_name(f.weight) << ' ' << simd_level_name(f.level) << ' ' << requests_name(f.requests) << ' ' << f.avx2_gbs
-         << ' ' << f.avx2_vnni_gbs << ' ' << f.avx512_gbs << ' ' << f.far_only_gbs << ' ' << f.no_requests_gbs << "\n";
+         << ' ' << f.avx2_vnni_gbs << ' ' << f.avx512_gbs << ' ' << f.near_and_far_gbs << ' ' << f.far_only_gbs << ' '
+         << f.no_requests_gbs << "\n";
   return text.str();
 }
 
@@ -281,8 +328,8 @@ std::optional<std::vector<DecodeForm>> parse_decode_tuning(const std::string& te
     std::istringstream fields(line);
     std::string type_name, level_name, requests, rest;
     DecodeForm f{};
-    if (!(fields >> type_name >> level_name >> requests >> f.avx2_gbs >> f.avx2_vnni_gbs >> f.avx512_gbs >> f.far_only_gbs >>
-          f.no_requests_gbs) ||
+    if (!(fields >> type_name >> level_name >> requests >> f.avx2_gbs >> f.avx2_vnni_gbs >> f.avx512_gbs >> f.near_and_far_gbs >>
+          f.far_only_gbs >> f.no_requests_gbs) ||
         (fields >> rest))
       return std::nullopt;
     const auto named = [&](StreamRequests r) { return requests == requests_name(r); };
@@ -295,7 +342,8 @@ std::optional<std::vector<DecodeForm>> parse_decode_tuning(const std::string& te
     const auto same_type = [&](const DecodeForm& other) { return type && other.weight == *type; };
     if (!type || !dot_supported(*type) || std::any_of(forms.begin(), forms.end(), same_type) || !level ||
         *level < SimdLevel::kAvx2 || *level > cpu_simd_level() || !std::isfinite(f.avx2_gbs) || !std::isfinite(f.avx2_vnni_gbs) ||
-        !std::isfinite(f.avx512_gbs) || !std::isfinite(f.far_only_gbs) || !std::isfinite(f.no_requests_gbs))
+        !std::isfinite(f.avx512_gbs) || !std::isfinite(f.near_and_far_gbs) || !std::isfinite(f.far_only_gbs) ||
+        !std::isfinite(f.no_requests_gbs))
       return std::nullopt;
     f.weight = *type;
     f.level = *level;
@@ -382,7 +430,7 @@ std::vector<CpuDecodeForm> cpu_decode_forms(bool retime) {
   std::vector<CpuDecodeForm> forms;
   for (const cpu::DecodeForm& f : cpu::decode_forms())
     forms.push_back(CpuDecodeForm{f.weight, cpu::simd_level_name(f.level), cpu::requests_name(f.requests), f.avx2_gbs,
-                                  f.avx2_vnni_gbs, f.avx512_gbs, f.far_only_gbs, f.no_requests_gbs});
+                                  f.avx2_vnni_gbs, f.avx512_gbs, f.near_and_far_gbs, f.far_only_gbs, f.no_requests_gbs});
   return forms;
 }
 

@@ -20,13 +20,15 @@
 
 namespace engine::cpu {
 
-// A dtype's form and how fast each candidate streamed its weights when timed (0: not timed).
+// A dtype's form and how fast each candidate streamed its weights when timed: the median of its
+// passes in GB/s (0: not timed).
 struct DecodeForm {
   DType weight;
   SimdLevel level;
   double avx2_gbs = 0, avx2_vnni_gbs = 0, avx512_gbs = 0;  // 0: not timed (the CPU lacks it)
-  double far_only_gbs = 0;     // `level` without the near requests
-  double no_requests_gbs = 0;  // `level` without any
+  // `level` again with near and far requests, with far only, and with none: timed in turns, the
+  // three the requests are chosen from
+  double near_and_far_gbs = 0, far_only_gbs = 0, no_requests_gbs = 0;
   StreamRequests requests = StreamRequests::kNearAndFar;
 
   // The rate of `level`, with near and far requests.

@@ -23,7 +23,8 @@ std::vector<DecodeForm> some_forms() {
   for (uint32_t id = 0; id < 32; ++id)
     if (const auto t = dtype_from_gguf(id); t && dot_supported(*t))
       forms.push_back(DecodeForm{*t, id % 3 == 0 ? SimdLevel::kAvx2 : id % 3 == 1 ? std::min(SimdLevel::kAvx2Vnni, cpu_simd_level()) : cpu_simd_level(),
-                                 10.0 + id, 15.25 + id, 20.5 + id, 30.75 + id, 40.125 + id, static_cast<StreamRequests>(id % 3)});
+                                 10.0 + id, 15.25 + id, 20.5 + id, 25.5 + id, 30.75 + id, 40.125 + id,
+                                 static_cast<StreamRequests>(id % 3)});
   return forms;
 }
 
@@ -39,6 +40,7 @@ TEST(DecodeTuning, CacheTextReadsBackTheSameForms) {
     EXPECT_DOUBLE_EQ((*back)[i].avx2_gbs, forms[i].avx2_gbs);
     EXPECT_DOUBLE_EQ((*back)[i].avx2_vnni_gbs, forms[i].avx2_vnni_gbs);
     EXPECT_DOUBLE_EQ((*back)[i].avx512_gbs, forms[i].avx512_gbs);
+    EXPECT_DOUBLE_EQ((*back)[i].near_and_far_gbs, forms[i].near_and_far_gbs);
     EXPECT_DOUBLE_EQ((*back)[i].far_only_gbs, forms[i].far_only_gbs);
     EXPECT_DOUBLE_EQ((*back)[i].no_requests_gbs, forms[i].no_requests_gbs);
     EXPECT_EQ((*back)[i].requests, forms[i].requests) << dtype_name(forms[i].weight);
@@ -115,9 +117,10 @@ TEST(DecodeTuning, KeepsTheFasterFormOfEachDtypeAndCachesIt) {
     EXPECT_EQ(f.avx512_gbs > 0, cpu_simd_level() >= SimdLevel::kAvx512) << dtype_name(f.weight);
     EXPECT_EQ(f.level, faster_form(f.avx2_gbs, f.avx2_vnni_gbs, f.avx512_gbs)) << dtype_name(f.weight);
     EXPECT_EQ(decode_level(f.weight), std::min(f.level, simd_level())) << dtype_name(f.weight);
+    EXPECT_GT(f.near_and_far_gbs, 0) << dtype_name(f.weight);
     EXPECT_GT(f.far_only_gbs, 0) << dtype_name(f.weight);
     EXPECT_GT(f.no_requests_gbs, 0) << dtype_name(f.weight);
-    EXPECT_EQ(f.requests, faster_requests(f.level_gbs(), f.far_only_gbs, f.no_requests_gbs)) << dtype_name(f.weight);
+    EXPECT_EQ(f.requests, faster_requests(f.near_and_far_gbs, f.far_only_gbs, f.no_requests_gbs)) << dtype_name(f.weight);
     EXPECT_EQ(decode_requests(f.weight), f.requests) << dtype_name(f.weight);
   }
   std::ifstream in(path);
