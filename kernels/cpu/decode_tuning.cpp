@@ -166,7 +166,7 @@ class TimedForm {
   ThreadPool& pool_;
   std::vector<DotTile> tiles_;
   std::vector<int64_t> first_rows_;
-  std::vector<HostBuffer> work_;
+  std::vector<HostBuffer> work_;  // tiles_ point into their memory, which a move of this keeps
   std::vector<std::chrono::steady_clock::time_point> ends_;
 };
 
