@@ -30,11 +30,6 @@ struct DecodeForm {
   // three the requests are chosen from
   double near_and_far_gbs = 0, far_only_gbs = 0, no_requests_gbs = 0;
   StreamRequests requests = StreamRequests::kNearAndFar;
-
-  // The rate of `level`, with near and far requests.
-  double level_gbs() const {
-    return level == SimdLevel::kAvx2 ? avx2_gbs : level == SimdLevel::kAvx2Vnni ? avx2_vnni_gbs : avx512_gbs;
-  }
 };
 
 // The form kept for a dtype timed at these rates: the widest this CPU has, unless a narrower one
