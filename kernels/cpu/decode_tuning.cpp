@@ -42,7 +42,7 @@ namespace engine::cpu {
 namespace {
 
 // The number goes up with every change to a decode kernel: a file timed on older kernels is timed anew.
-constexpr const char* kHeader = "engine cpu decode forms 13";
+constexpr const char* kHeader = "engine cpu decode forms 14";
 constexpr int64_t kTimedK = 4096;              // elements per weight row, as in a 1B-8B model
 constexpr size_t kTimedBytesPerThread = size_t{16} << 20;  // weight bytes per timing and thread,
 constexpr size_t kTimedBytesMax = size_t{128} << 20;       // up to this in all

@@ -375,9 +375,11 @@ void per_output(const DotTile& t, RowFn fn) {
     for (int64_t c = 0; c < t.cols; ++c) store_out(t, r, c, fn(t.w + r * t.w_stride, t.a + c * t.a_stride));
 }
 
-// Whether an F16 tile in a row order widens its activation columns to floats first: unless
-// they would take more than kWideColumnsBytes (a third of a 48 KiB, half of a 32 KiB L1d).
-constexpr int64_t kWideColumnsBytes = 16384;
+// Whether an F16 tile in a row order widens its activation columns to floats first: only while
+// they take at most kWideColumnsBytes. Wider, they crowd the L1 the weight stream passes through:
+// decode's rows of 4096 streamed ~15 % faster with half-float columns on the Zen 5 of
+// docs/benchmarks.md (rows of 2048 the same either way).
+constexpr int64_t kWideColumnsBytes = 8192;
 inline bool widens_f16_columns(const DotTile& t) {
   return t.n * t.cols * static_cast<int64_t>(sizeof(float)) <= kWideColumnsBytes;
 }

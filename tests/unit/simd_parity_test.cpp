@@ -191,7 +191,7 @@ TEST(SimdParity, NibbleDotsAtTheirLargestSums) {
 }
 
 // Up to kShortDot (multiples of 16) the short-dot kernel; past it the register blocks.
-// 4200: one column past 16 KiB widened, so F16 tiles also read half-float columns on every level.
+// 4200: one column past 8 KiB widened, so F16 tiles also read half-float columns on every level.
 const std::vector<int64_t> kFloatSizes = {16, 32, 48, 64, 100, 172, 256, 320, 768, 1000, 4200};
 const std::vector<int64_t> kLegacySizes = {32, 96, 224, 1024};
 const std::vector<int64_t> kKSizes = {256, 768, 2048};
