@@ -42,8 +42,8 @@ namespace engine::cpu {
 namespace {
 
 // The number goes up with every change to a decode kernel: a file timed on older kernels is timed anew.
-constexpr const char* kHeader = "engine cpu decode forms 14";
-constexpr int64_t kTimedK = 4096;              // elements per weight row, as in a 1B-8B model
+constexpr const char* kHeader = "engine cpu decode forms 15";
+constexpr int64_t kTimedK = 4096;              // elements per weight row, as in a 1B-8B model (short rows)
 constexpr size_t kTimedBytesPerThread = size_t{16} << 20;  // weight bytes per timing and thread,
 constexpr size_t kTimedBytesMax = size_t{128} << 20;       // up to this in all
 constexpr int kTimedPasses = 15;               // the median of these after one to warm up
@@ -53,7 +53,8 @@ constexpr double kNoise = 1.03;                // rates closer than this are equ
 // Chosen forms by DType id (ids are below 32); kAvx512Bf16 stands for the best level in use.
 struct ChosenForm {
   std::atomic<SimdLevel> level{SimdLevel::kAvx512Bf16};
-  std::atomic<StreamRequests> requests{StreamRequests::kNearAndFar};
+  std::atomic<StreamRequests> requests{StreamRequests::kNearAndFar};       // rows shorter than kLongRowElements
+  std::atomic<StreamRequests> long_requests{StreamRequests::kNearAndFar};  // longer rows
 };
 std::array<ChosenForm, 32>& chosen() {
   static std::array<ChosenForm, 32> forms;
@@ -111,23 +112,23 @@ class ColdWindows {
   size_t at_ = 0;
 };
 
-// One-column products over `rows` rows of `weight` from `cold` on `level` with `requests`, every
+// One-column products over `rows` rows of k elements of `weight` from `cold` on `level` with `requests`, every
 // thread of `pool` streaming its share of the rows at once, as decode does: one thread alone
 // streams otherwise (on a Zen 5, Q8_0 without requests read 8 % slower than with far ones on one
 // thread, 11 % faster on two).
 class TimedForm {
  public:
-  TimedForm(DType weight, SimdLevel level, StreamRequests requests, int64_t rows, const void* act, std::vector<float>& out,
+  TimedForm(DType weight, SimdLevel level, StreamRequests requests, int64_t k, int64_t rows, const void* act, std::vector<float>& out,
             ThreadPool& pool)
-      : weight_(weight), level_(level), rows_(rows), row_size_(row_bytes(weight, kTimedK)), pool_(pool),
+      : weight_(weight), level_(level), rows_(rows), row_size_(row_bytes(weight, k)), pool_(pool),
         work_(static_cast<size_t>(pool.size())), ends_(static_cast<size_t>(pool.size())) {
     const int threads = pool.size();
     for (int ith = 0; ith < threads; ++ith) {  // whole packed groups each
       const WorkRange groups = split_work(rows / kPackRows, ith, threads);
       const int64_t begin = groups.begin * kPackRows, end = groups.end * kPackRows;
       first_rows_.push_back(begin);
-      DotTile t{kTimedK, nullptr, row_size_, end - begin,
-                static_cast<const char*>(act), row_bytes(vec_dot_type(weight), kTimedK), 1,
+      DotTile t{k, nullptr, row_size_, end - begin,
+                static_cast<const char*>(act), row_bytes(vec_dot_type(weight), k), 1,
                 reinterpret_cast<char*>(out.data() + begin), sizeof(float), 0, has_packed_layout(weight)};
       t.requests = requests;
       HostBuffer& mine = work_[static_cast<size_t>(ith)];
@@ -190,48 +191,67 @@ std::vector<double> time_in_turns(std::vector<TimedForm>& forms, ColdWindows& co
   return medians;
 }
 
-// Times the forms of `weight`: AVX2, AVX2 with VNNI and the best AVX-512 level, those this CPU
-// has; then the fastest of them with near and far requests, far only, and none.
-DecodeForm time_forms(DType weight, ThreadPool& pool, ColdWindows& cold) {
-  const int64_t row_size = static_cast<int64_t>(row_bytes(weight, kTimedK));
-  const int64_t rows = std::max<int64_t>(kPackRows, static_cast<int64_t>(timed_bytes(pool)) / row_size / kPackRows * kPackRows);
-  std::vector<float> x(kTimedK);
-  uint32_t state = 12345;
-  for (float& v : x) {
-    state = state * 1664525u + 1013904223u;
-    v = static_cast<float>(state >> 8) / 16777216.0f - 0.5f;
+// One-column products of `weight` on rows of k elements, as many rows as a timed pass streams
+// (whole packed groups), against one activation column.
+class TimedShape {
+ public:
+  TimedShape(DType weight, int64_t k, ThreadPool& pool)
+      : weight_(weight), k_(k),
+        rows_(std::max<int64_t>(kPackRows, static_cast<int64_t>(timed_bytes(pool)) / static_cast<int64_t>(row_bytes(weight, k)) /
+                                               kPackRows * kPackRows)),
+        act_(row_bytes(vec_dot_type(weight), k)), out_(static_cast<size_t>(rows_)), pool_(pool) {
+    std::vector<float> x(static_cast<size_t>(k));
+    uint32_t state = 12345;
+    for (float& v : x) {
+      state = state * 1664525u + 1013904223u;
+      v = static_cast<float>(state >> 8) / 16777216.0f - 0.5f;
+    }
+    quantize_activation(weight, x.data(), act_.data(), k);
   }
-  std::vector<char> act(row_bytes(vec_dot_type(weight), kTimedK));
-  quantize_activation(weight, x.data(), act.data(), kTimedK);
-  std::vector<float> out(static_cast<size_t>(rows));
-  const auto timed = [&](SimdLevel level, StreamRequests requests) {
-    return TimedForm(weight, level, requests, rows, act.data(), out, pool);
-  };
+  TimedForm form(SimdLevel level, StreamRequests requests) { return TimedForm(weight_, level, requests, k_, rows_, act_.data(), out_, pool_); }
+
+  // `level` with near and far requests, far only and none, timed in turns, and the one kept.
+  RequestsTiming requests(SimdLevel level, ColdWindows& cold) {
+    std::vector<TimedForm> ways;
+    for (StreamRequests requests : {StreamRequests::kNearAndFar, StreamRequests::kFar, StreamRequests::kNone})
+      ways.push_back(form(level, requests));
+    const std::vector<double> gbs = time_in_turns(ways, cold);
+    return RequestsTiming{faster_requests(gbs[0], gbs[1], gbs[2]), gbs[0], gbs[1], gbs[2]};
+  }
+
+ private:
+  DType weight_;
+  int64_t k_, rows_;
+  std::vector<char> act_;
+  std::vector<float> out_;
+  ThreadPool& pool_;
+};
+
+// Times the forms of `weight` on short rows: AVX2, AVX2 with VNNI and the best AVX-512 level, those
+// this CPU has; then the fastest of them with near and far requests, far only, and none, on short
+// rows and on long ones.
+DecodeForm time_forms(DType weight, ThreadPool& pool, ColdWindows& cold) {
+  TimedShape short_rows(weight, kTimedK, pool);
   DecodeForm form{weight, cpu_simd_level()};
   std::vector<TimedForm> levels;
-  levels.push_back(timed(SimdLevel::kAvx2, StreamRequests::kNearAndFar));
-  levels.push_back(timed(SimdLevel::kAvx2Vnni, StreamRequests::kNearAndFar));
-  if (cpu_simd_level() >= SimdLevel::kAvx512) levels.push_back(timed(cpu_simd_level(), StreamRequests::kNearAndFar));
+  levels.push_back(short_rows.form(SimdLevel::kAvx2, StreamRequests::kNearAndFar));
+  levels.push_back(short_rows.form(SimdLevel::kAvx2Vnni, StreamRequests::kNearAndFar));
+  if (cpu_simd_level() >= SimdLevel::kAvx512) levels.push_back(short_rows.form(cpu_simd_level(), StreamRequests::kNearAndFar));
   const std::vector<double> level_gbs = time_in_turns(levels, cold);
   form.avx2_gbs = level_gbs[0];
   form.avx2_vnni_gbs = level_gbs[1];
   if (level_gbs.size() > 2) form.avx512_gbs = level_gbs[2];
   form.level = faster_form(form.avx2_gbs, form.avx2_vnni_gbs, form.avx512_gbs);
-  std::vector<TimedForm> ways;
-  for (StreamRequests requests : {StreamRequests::kNearAndFar, StreamRequests::kFar, StreamRequests::kNone})
-    ways.push_back(timed(form.level, requests));
-  const std::vector<double> ways_gbs = time_in_turns(ways, cold);
-  form.near_and_far_gbs = ways_gbs[0];
-  form.far_only_gbs = ways_gbs[1];
-  form.no_requests_gbs = ways_gbs[2];
-  form.requests = faster_requests(form.near_and_far_gbs, form.far_only_gbs, form.no_requests_gbs);
+  form.short_rows = short_rows.requests(form.level, cold);
+  form.long_rows = TimedShape(weight, kLongRowElements, pool).requests(form.level, cold);
   return form;
 }
 
 void apply(const std::vector<DecodeForm>& forms) {
   for (const DecodeForm& f : forms) {
     chosen()[static_cast<uint32_t>(f.weight)].level.store(f.level);
-    chosen()[static_cast<uint32_t>(f.weight)].requests.store(f.requests);
+    chosen()[static_cast<uint32_t>(f.weight)].requests.store(f.short_rows.chosen);
+    chosen()[static_cast<uint32_t>(f.weight)].long_requests.store(f.long_rows.chosen);
   }
   std::lock_guard lock(forms_mutex());
   timed_forms() = forms;
@@ -298,9 +318,11 @@ StreamRequests faster_requests(double near_and_far_gbs, double far_only_gbs, dou
   return kept;
 }
 
-StreamRequests decode_requests(DType weight) {
+StreamRequests decode_requests(DType weight, int64_t row_elements) {
   const auto id = static_cast<uint32_t>(weight);
-  return id < 32 ? chosen()[id].requests.load(std::memory_order_relaxed) : StreamRequests::kNearAndFar;
+  if (id >= 32) return StreamRequests::kNearAndFar;
+  const ChosenForm& form = chosen()[id];
+  return (row_elements < kLongRowElements ? form.requests : form.long_requests).load(std::memory_order_relaxed);
 }
 
 SimdLevel decode_level(DType weight) {
@@ -311,10 +333,13 @@ SimdLevel decode_level(DType weight) {
 std::string decode_tuning_text(const std::vector<DecodeForm>& forms) {
   std::ostringstream text;
   text << kHeader << "\ncpu " << cpu_model_name() << "\n";
-  for (const DecodeForm& f : forms)
-    text << dtype_name(f.weight) << ' ' << simd_level_name(f.level) << ' ' << requests_name(f.requests) << ' ' << f.avx2_gbs
-         << ' ' << f.avx2_vnni_gbs << ' ' << f.avx512_gbs << ' ' << f.near_and_far_gbs << ' ' << f.far_only_gbs << ' '
-         << f.no_requests_gbs << "\n";
+  for (const DecodeForm& f : forms) {
+    text << dtype_name(f.weight) << ' ' << simd_level_name(f.level) << ' ' << requests_name(f.short_rows.chosen) << ' '
+         << requests_name(f.long_rows.chosen) << ' ' << f.avx2_gbs << ' ' << f.avx2_vnni_gbs << ' ' << f.avx512_gbs;
+    for (const RequestsTiming* r : {&f.short_rows, &f.long_rows})
+      text << ' ' << r->near_and_far_gbs << ' ' << r->far_only_gbs << ' ' << r->no_requests_gbs;
+    text << "\n";
+  }
   return text.str();
 }
 
@@ -324,29 +349,41 @@ std::optional<std::vector<DecodeForm>> parse_decode_tuning(const std::string& te
   if (!std::getline(in, line) || line != kHeader) return std::nullopt;
   if (!std::getline(in, line) || line != "cpu " + cpu_model_name()) return std::nullopt;
   std::vector<DecodeForm> forms;
+  const auto requests_named = [](const std::string& name) -> std::optional<StreamRequests> {
+    for (StreamRequests r : {StreamRequests::kNone, StreamRequests::kFar, StreamRequests::kNearAndFar})
+      if (name == requests_name(r)) return r;
+    return std::nullopt;
+  };
   while (std::getline(in, line)) {
     std::istringstream fields(line);
-    std::string type_name, level_name, requests, rest;
+    std::string type_name, level_name, short_requests, long_requests, rest;
     DecodeForm f{};
-    if (!(fields >> type_name >> level_name >> requests >> f.avx2_gbs >> f.avx2_vnni_gbs >> f.avx512_gbs >> f.near_and_far_gbs >>
-          f.far_only_gbs >> f.no_requests_gbs) ||
+    if (!(fields >> type_name >> level_name >> short_requests >> long_requests >> f.avx2_gbs >> f.avx2_vnni_gbs >> f.avx512_gbs >>
+          f.short_rows.near_and_far_gbs >> f.short_rows.far_only_gbs >> f.short_rows.no_requests_gbs >>
+          f.long_rows.near_and_far_gbs >> f.long_rows.far_only_gbs >> f.long_rows.no_requests_gbs) ||
         (fields >> rest))
       return std::nullopt;
-    const auto named = [&](StreamRequests r) { return requests == requests_name(r); };
-    const StreamRequests kinds[] = {StreamRequests::kNone, StreamRequests::kFar, StreamRequests::kNearAndFar};
-    const auto kind = std::find_if(std::begin(kinds), std::end(kinds), named);
-    if (kind == std::end(kinds)) return std::nullopt;
-    f.requests = *kind;
+    const auto short_kind = requests_named(short_requests), long_kind = requests_named(long_requests);
     const auto type = dtype_from_name(type_name);
     const auto level = simd_level_from_name(level_name);
     const auto same_type = [&](const DecodeForm& other) { return type && other.weight == *type; };
-    if (!type || !dot_supported(*type) || std::any_of(forms.begin(), forms.end(), same_type) || !level ||
-        *level < SimdLevel::kAvx2 || *level > cpu_simd_level() || !std::isfinite(f.avx2_gbs) || !std::isfinite(f.avx2_vnni_gbs) ||
-        !std::isfinite(f.avx512_gbs) || !std::isfinite(f.near_and_far_gbs) || !std::isfinite(f.far_only_gbs) ||
-        !std::isfinite(f.no_requests_gbs))
+    const double figures[] = {f.avx2_gbs,
+                              f.avx2_vnni_gbs,
+                              f.avx512_gbs,
+                              f.short_rows.near_and_far_gbs,
+                              f.short_rows.far_only_gbs,
+                              f.short_rows.no_requests_gbs,
+                              f.long_rows.near_and_far_gbs,
+                              f.long_rows.far_only_gbs,
+                              f.long_rows.no_requests_gbs};
+    if (!short_kind || !long_kind || !type || !dot_supported(*type) || std::any_of(forms.begin(), forms.end(), same_type) || !level ||
+        *level < SimdLevel::kAvx2 || *level > cpu_simd_level() ||
+        !std::all_of(std::begin(figures), std::end(figures), [](double x) { return std::isfinite(x); }))
       return std::nullopt;
     f.weight = *type;
     f.level = *level;
+    f.short_rows.chosen = *short_kind;
+    f.long_rows.chosen = *long_kind;
     forms.push_back(f);
   }
   if (forms.size() != decode_dtypes().size()) return std::nullopt;
@@ -413,7 +450,8 @@ std::vector<DecodeForm> decode_forms() {
     for (DType t : decode_dtypes()) forms.push_back(DecodeForm{t, decode_level(t)});
   for (DecodeForm& f : forms) {
     f.level = decode_level(f.weight);
-    f.requests = decode_requests(f.weight);
+    f.short_rows.chosen = decode_requests(f.weight, 0);
+    f.long_rows.chosen = decode_requests(f.weight, kLongRowElements);
   }
   return forms;
 }
@@ -428,9 +466,12 @@ std::vector<CpuDecodeForm> cpu_decode_forms(bool retime) {
   else
     cpu::ensure_decode_tuning();
   std::vector<CpuDecodeForm> forms;
+  const auto requests = [](const cpu::RequestsTiming& r) {
+    return CpuStreamRequests{cpu::requests_name(r.chosen), r.near_and_far_gbs, r.far_only_gbs, r.no_requests_gbs};
+  };
   for (const cpu::DecodeForm& f : cpu::decode_forms())
-    forms.push_back(CpuDecodeForm{f.weight, cpu::simd_level_name(f.level), cpu::requests_name(f.requests), f.avx2_gbs,
-                                  f.avx2_vnni_gbs, f.avx512_gbs, f.near_and_far_gbs, f.far_only_gbs, f.no_requests_gbs});
+    forms.push_back(CpuDecodeForm{f.weight, cpu::simd_level_name(f.level), f.avx2_gbs, f.avx2_vnni_gbs, f.avx512_gbs,
+                                  requests(f.short_rows), requests(f.long_rows), cpu::kLongRowElements});
   return forms;
 }
 

@@ -7,8 +7,10 @@
 // AVX2. The chosen form is then timed again streaming its weight with fewer requests ahead
 // (DotTile::requests): without the near ones into L1, which slowed most dtypes' streams on an AMD
 // Zen 5 and were worth about 1 % on the Xeon they were added on, and without any, which lets the
-// hardware prefetcher alone stream Q8_0 faster there. Every form gives the same bits
-// (cpu_features.h), so the choice changes speed only.
+// hardware prefetcher alone stream Q8_0 faster there. The requests are timed on short rows and on
+// long ones (kLongRowElements) and chosen for each: on the Zen 5, rows of 2048 streamed up to 17 %
+// faster without the near requests and rows of 8192 up to 15 % faster with them (F16, Q4_0, Q8_0).
+// Every form gives the same bits (cpu_features.h), so the choice changes speed only.
 // It is kept per CPU model in a small file, so only the first run on a machine pays the timing.
 #include <optional>
 #include <string>
@@ -20,16 +22,24 @@
 
 namespace engine::cpu {
 
+// Rows of at least this many elements (the down projections of 1B-8B models) take the requests
+// timed on long rows; shorter ones those timed on short rows.
+constexpr int64_t kLongRowElements = 8192;
+
+// How a form requests its weight ahead on one class of rows, and what each way streamed when timed
+// in turns (the median of its passes in GB/s; 0: not timed).
+struct RequestsTiming {
+  StreamRequests chosen = StreamRequests::kNearAndFar;
+  double near_and_far_gbs = 0, far_only_gbs = 0, no_requests_gbs = 0;
+};
+
 // A dtype's form and how fast each candidate streamed its weights when timed: the median of its
 // passes in GB/s (0: not timed).
 struct DecodeForm {
   DType weight;
   SimdLevel level;
   double avx2_gbs = 0, avx2_vnni_gbs = 0, avx512_gbs = 0;  // 0: not timed (the CPU lacks it)
-  // `level` again with near and far requests, with far only, and with none: timed in turns, the
-  // three the requests are chosen from
-  double near_and_far_gbs = 0, far_only_gbs = 0, no_requests_gbs = 0;
-  StreamRequests requests = StreamRequests::kNearAndFar;
+  RequestsTiming short_rows{}, long_rows{};  // `level`'s requests on rows shorter than kLongRowElements, and on longer
 };
 
 // The form kept for a dtype timed at these rates: the widest this CPU has, unless a narrower one
@@ -42,9 +52,9 @@ SimdLevel faster_form(double avx2_gbs, double avx2_vnni_gbs, double avx512_gbs);
 StreamRequests faster_requests(double near_and_far_gbs, double far_only_gbs, double no_requests_gbs);
 
 // The level one-column products of `weight` run on: its chosen form, capped by simd_level();
-// and how they request their weight ahead.
+// and how they request their weight ahead on rows of `row_elements`.
 SimdLevel decode_level(DType weight);
-StreamRequests decode_requests(DType weight);
+StreamRequests decode_requests(DType weight, int64_t row_elements);
 // How the cache file and the logs name the ways of requesting a stream: "near+far", "far", "none".
 const char* requests_name(StreamRequests requests);
 

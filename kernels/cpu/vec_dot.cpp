@@ -219,7 +219,7 @@ void dot_tile_at(SimdLevel level, DType weight, DotOrder order, const DotTile& t
 void dot_tile(DType weight, DotOrder order, const DotTile& t) {
   if (t.cols > 1) return dot_tile_at(simd_level(), weight, order, t);
   DotTile column = t;
-  column.requests = std::min(t.requests, decode_requests(weight));
+  column.requests = std::min(t.requests, decode_requests(weight, t.n));
   dot_tile_at(decode_level(weight), weight, order, column);
 }
 

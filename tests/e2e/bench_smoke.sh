@@ -152,6 +152,32 @@ assert all(r["hardware"] == "cpu-local-calibrated" and r["hardware_calibrated"] 
 print("ok   engine-bench --hw FILE predicts with it")
 PY
 
+# --tune: a row per dtype with its form and both requests (rows under the long-row length and
+# longer), the same as the cache file it writes where the CPU has forms to time.
+ENGINE_CPU_TUNE_FILE="$dir/tune.txt" timeout 120 "$bench" --tune > "$dir/tune.md" || fail "--tune exited $?"
+python3 - "$dir/tune.md" "$dir/tune.txt" <<'PY' || fail "--tune table"
+import os, re, sys
+text = open(sys.argv[1]).read()
+assert re.search(r"requests timed on rows under \d+ elements and on longer ones", text), text
+rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines() if re.match(r"^\| [a-z0-9_]+K? \|", line)]
+rows = [r for r in rows if r[0] != "dtype"]
+assert len(rows) >= 10 and all(len(r) == 13 for r in rows), rows
+ways = {"near+far", "far", "none"}
+assert all(r[2] in ways and r[3] in ways for r in rows), rows
+if os.path.exists(sys.argv[2]):  # timed: the file holds the table's choices and figures
+    lines = open(sys.argv[2]).read().split("\n")
+    assert lines[0].startswith("engine cpu decode forms "), lines[0]
+    cached = {f[0]: f for f in (l.split() for l in lines[2:] if l)}
+    for r in rows:
+        f = cached[r[0]]
+        assert f[1:4] == r[1:4], (f, r)
+        assert all(abs(float(a) - float(b)) <= 0.051 for a, b in zip(f[4:], r[4:])), (f, r)  # the table rounds to 0.1
+        assert all(float(x) > 0 for x in r[7:]), r
+else:  # no forms to time (AVX2 alone): nothing timed
+    assert all(float(x) == 0 for r in rows for x in r[4:]), rows
+print("ok   engine-bench --tune:", len(rows), "dtypes")
+PY
+
 # Bad input: one error line, exit status 1, and nothing on stdout (no table header before the error).
 expect_error() {  # WHAT PATTERN ARGS...
   local what=$1 pattern=$2; shift 2

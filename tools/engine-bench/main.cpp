@@ -155,14 +155,18 @@ void run(const BenchOptions& opt, const std::string& format, const std::optional
 // --tune: the form each dtype's decode products run on, and what each form streamed when timed.
 void print_decode_forms(const std::vector<engine::CpuDecodeForm>& forms) {
   const std::string path = engine::cpu_decode_forms_path();
+  const int64_t long_rows = forms.empty() ? 0 : forms.front().long_row_elements;
   std::printf(
-      "CPU decode forms (%s)\n\n| dtype | form | requests | avx2 GB/s | avx2-vnni GB/s | avx512 GB/s | form, near+far GB/s | "
-      "form, far only GB/s | form, none GB/s |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n",
-      path.empty() ? "not cached: no cache folder" : path.c_str());
+      "CPU decode forms (%s; requests timed on rows under %lld elements and on longer ones)\n\n| dtype | form | requests | "
+      "long-row requests | avx2 GB/s | avx2-vnni GB/s | avx512 GB/s | near+far GB/s | far only GB/s | none GB/s | "
+      "long rows: near+far GB/s | far only GB/s | none GB/s |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+      path.empty() ? "not cached: no cache folder" : path.c_str(), static_cast<long long>(long_rows));
   for (const auto& f : forms)
-    std::printf("| %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", std::string(engine::dtype_name(f.weight)).c_str(),
-                f.form.c_str(), f.requests.c_str(), f.avx2_gbs, f.avx2_vnni_gbs, f.avx512_gbs, f.near_and_far_gbs,
-                f.far_only_gbs, f.no_requests_gbs);
+    std::printf("| %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n",
+                std::string(engine::dtype_name(f.weight)).c_str(), f.form.c_str(), f.short_rows.chosen.c_str(),
+                f.long_rows.chosen.c_str(), f.avx2_gbs, f.avx2_vnni_gbs, f.avx512_gbs, f.short_rows.near_and_far_gbs,
+                f.short_rows.far_only_gbs, f.short_rows.no_requests_gbs, f.long_rows.near_and_far_gbs, f.long_rows.far_only_gbs,
+                f.long_rows.no_requests_gbs);
   std::printf("\n");
 }
 

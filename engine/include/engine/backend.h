@@ -122,22 +122,27 @@ size_t backend_scratch_bytes(std::string_view name, const Graph& graph, const Pl
 // The CPU backend with `n_threads` worker threads (0: all hardware threads).
 std::unique_ptr<Backend> make_cpu_backend(int n_threads);
 
+// How a CPU decode form requests its weight ahead on one class of rows: into L2 far ahead ("far"),
+// into L1 a short way ahead as well ("near+far"), or not at all (the hardware prefetcher alone:
+// "none"), whichever streamed fastest when the three were timed in turns (GB/s, the median of
+// each one's passes; 0: not timed).
+struct CpuStreamRequests {
+  std::string chosen;
+  double near_and_far_gbs = 0, far_only_gbs = 0, no_requests_gbs = 0;
+};
+
 // The instruction set ("avx2", "avx512-bf16", ...) the CPU backend's one-column products
 // (decode) of a weight dtype run on. Where the CPU has more than AVX2, each dtype takes whichever
 // of its AVX2, AVX2 + VNNI and AVX-512 forms streamed its weights fastest when timed on this
 // machine (the GB/s figures, each the median of its timed passes; every form gives the same
-// bits), and streams its weight with
-// requests into L2 far ahead ("far"), into L1 a short way ahead as well ("near+far"), or none
-// (the hardware prefetcher alone: "none"), whichever was faster in that form; a choice cached per
-// CPU model in `path`.
+// bits), and requests its weight ahead as timed in that form, on rows shorter than
+// `long_row_elements` and on longer ones apart; a choice cached per CPU model in `path`.
 struct CpuDecodeForm {
   DType weight;
   std::string form;
-  std::string requests;
   double avx2_gbs = 0, avx2_vnni_gbs = 0, avx512_gbs = 0;  // 0: not timed (no choice, not on this CPU, or ENGINE_CPU_TUNE=0)
-  double near_and_far_gbs = 0;  // `form` again with near and far requests, with far only, and with
-  double far_only_gbs = 0;      // none: timed in turns, the three the requests are chosen from
-  double no_requests_gbs = 0;
+  CpuStreamRequests short_rows{}, long_rows{};
+  int64_t long_row_elements = 0;
 };
 // The forms in use, chosen first where not yet (from the cache, else timed); with `retime`,
 // timed now and the cache rewritten (engine-bench --tune).
