@@ -11,12 +11,14 @@
 // `mul_mat_decode_l2/<dtype>/<form>` is one thread's decode product over a weight that stays in L2
 // (256 rows), in each form the CPU has (decode_tuning.h): what each form's arithmetic costs where
 // memory does not hide it, as on cores that run AVX-512 as two halves.
-// `mul_mat_decode_stream` runs decode's products (each dtype on the form the decode timing keeps)
-// on every hardware thread over a 576 MiB weight, beside the memory read the roofline takes
-// (probe_GB/s): how close each dtype's kernel streams to memory's speed, with no other op of a
-// decode step in between. `mul_mat_decode_stream/<dtype>/<requests>` streams the same on the
-// dtype's form with each way of requesting the stream ahead (vec_dot.h: StreamRequests), to
-// compare them within one process (--benchmark_enable_random_interleaving).
+// `mul_mat_decode_stream/<dtype>/k<K>` runs decode's products on rows of K elements (each dtype
+// on the form and requests the decode timing keeps for such rows) on every hardware thread over a
+// 576 MiB weight, beside the memory read the roofline takes (probe_GB/s): how close each dtype's
+// kernel streams to memory's speed, with no other op of a decode step in between.
+// `.../k<K>/<requests>` streams the same on the dtype's form with each way of requesting the
+// stream ahead (vec_dot.h: StreamRequests), to compare them within one process
+// (--benchmark_enable_random_interleaving); K is 2048 (short rows) or 8192 (long rows, as the
+// decode timing's kLongRowElements).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -153,21 +155,23 @@ constexpr size_t kStreamBytes = size_t{576} << 20;
 
 struct StreamWeight {
   DType type;
+  int64_t k;
   bool packed;
   int64_t rows;
   engine::HostMemory w;
 };
 
-const StreamWeight& stream_weight(DType type) {
+const StreamWeight& stream_weight(DType type, int64_t k) {
   static std::mutex mutex;
   static std::unique_ptr<StreamWeight> held;
   const std::lock_guard lock(mutex);
-  if (held && held->type == type) return *held;
+  if (held && held->type == type && held->k == k) return *held;
   held.reset();
   const bool packed = engine::cpu::has_packed_layout(type);
-  const Matrix& m = matrix(type, kK, kRows, 1, packed);
+  const Matrix& m = matrix(type, k, kRows, 1, packed);
   const size_t copies = std::max<size_t>(1, kStreamBytes / m.w.size());
-  held = std::make_unique<StreamWeight>(StreamWeight{type, packed, kRows * static_cast<int64_t>(copies), engine::HostMemory(m.w.size() * copies)});
+  held = std::make_unique<StreamWeight>(
+      StreamWeight{type, k, packed, kRows * static_cast<int64_t>(copies), engine::HostMemory(m.w.size() * copies)});
   for (size_t c = 0; c < copies; ++c) std::memcpy(held->w.data() + c * m.w.size(), m.w.data(), m.w.size());
   return *held;
 }
@@ -177,15 +181,15 @@ const StreamWeight& stream_weight(DType type) {
 // requested ahead as the tuning chose, or as `requests` says.
 // probe_GB/s: the read the roofline divides by (cost::measure_read_bandwidth_gbs) on as many
 // threads, taken once per thread count after the first such benchmark.
-void mul_mat_decode_stream(benchmark::State& state, DType type, std::optional<engine::cpu::StreamRequests> requests) {
+void mul_mat_decode_stream(benchmark::State& state, DType type, int64_t k, std::optional<engine::cpu::StreamRequests> requests) {
   engine::cpu::ensure_decode_tuning();  // each dtype on the form decode runs it on
-  const StreamWeight& s = stream_weight(type);
-  const Matrix& m = matrix(type, kK, kRows, 1, s.packed);
+  const StreamWeight& s = stream_weight(type, k);
+  const Matrix& m = matrix(type, k, kRows, 1, s.packed);
   const int64_t groups = s.rows / engine::cpu::kPackRows;
   const int64_t begin = groups * state.thread_index() / state.threads() * engine::cpu::kPackRows;
   const int64_t end = groups * (state.thread_index() + 1) / state.threads() * engine::cpu::kPackRows;
   std::vector<float> out(static_cast<size_t>(end - begin));
-  engine::cpu::DotTile tile{kK, reinterpret_cast<const char*>(s.w.data()) + begin * static_cast<int64_t>(m.w_row), m.w_row, end - begin,
+  engine::cpu::DotTile tile{k, reinterpret_cast<const char*>(s.w.data()) + begin * static_cast<int64_t>(m.w_row), m.w_row, end - begin,
                             reinterpret_cast<const char*>(m.a.data()), m.a_row, 1, reinterpret_cast<char*>(out.data()), sizeof(float),
                             sizeof(float) * out.size(), s.packed};
   const engine::cpu::HostBuffer work = work_for(type, DotOrder::kRow, tile);
@@ -299,15 +303,16 @@ int register_all() {
   benchmark::RegisterBenchmark("mul_mat_prefill/q8_0/amx", mul_mat_amx_prefill)->Unit(benchmark::kMillisecond);
   using engine::cpu::StreamRequests;
   for (DType t : {DType::F16, DType::Q8_0, DType::Q6_K, DType::Q5_K, DType::Q4_K, DType::Q4_1, DType::Q4_0})
-    for (std::optional<StreamRequests> requests :
-         {std::optional<StreamRequests>{}, {StreamRequests::kNearAndFar}, {StreamRequests::kFar}, {StreamRequests::kNone}})
-      benchmark::RegisterBenchmark(("mul_mat_decode_stream/" + std::string(engine::dtype_name(t)) +
-                                    (requests ? "/" + std::string(engine::cpu::requests_name(*requests)) : ""))
-                                       .c_str(),
-                                   mul_mat_decode_stream, t, requests)
-          ->Threads(engine::cpu::cpu_thread_count(0))
-          ->UseRealTime()
-          ->Unit(benchmark::kMillisecond);
+    for (int64_t k : {kK, engine::cpu::kLongRowElements})
+      for (std::optional<StreamRequests> requests :
+           {std::optional<StreamRequests>{}, {StreamRequests::kNearAndFar}, {StreamRequests::kFar}, {StreamRequests::kNone}})
+        benchmark::RegisterBenchmark(("mul_mat_decode_stream/" + std::string(engine::dtype_name(t)) + "/k" + std::to_string(k) +
+                                      (requests ? "/" + std::string(engine::cpu::requests_name(*requests)) : ""))
+                                         .c_str(),
+                                     mul_mat_decode_stream, t, k, requests)
+            ->Threads(engine::cpu::cpu_thread_count(0))
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
   for (DType t : {DType::Q8_0, DType::Q4_1, DType::Q4_K})
     for (bool simd : {true, false})
       benchmark::RegisterBenchmark(
