@@ -112,10 +112,10 @@ class ColdWindows {
   size_t at_ = 0;
 };
 
-// One-column products over `rows` rows of k elements of `weight` from `cold` on `level` with `requests`, every
-// thread of `pool` streaming its share of the rows at once, as decode does: one thread alone
-// streams otherwise (on a Zen 5, Q8_0 without requests read 8 % slower than with far ones on one
-// thread, 11 % faster on two).
+// One-column products over `rows` rows of k elements of `weight` from `cold` on `level` with
+// `requests`, every thread of `pool` streaming its share of the rows at once, as decode does: one
+// thread alone streams otherwise (on a Zen 5, Q8_0 without requests read 8 % slower than with far
+// ones on one thread, 11 % faster on two).
 class TimedForm {
  public:
   TimedForm(DType weight, SimdLevel level, StreamRequests requests, int64_t k, int64_t rows, const void* act, std::vector<float>& out,
@@ -208,7 +208,9 @@ class TimedShape {
     }
     quantize_activation(weight, x.data(), act_.data(), k);
   }
-  TimedForm form(SimdLevel level, StreamRequests requests) { return TimedForm(weight_, level, requests, k_, rows_, act_.data(), out_, pool_); }
+  TimedForm form(SimdLevel level, StreamRequests requests) {
+    return TimedForm(weight_, level, requests, k_, rows_, act_.data(), out_, pool_);
+  }
 
   // `level` with near and far requests, far only and none, timed in turns, and the one kept.
   RequestsTiming requests(SimdLevel level, ColdWindows& cold) {

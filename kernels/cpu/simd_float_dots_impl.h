@@ -376,9 +376,9 @@ void per_output(const DotTile& t, RowFn fn) {
 }
 
 // Whether an F16 tile in a row order widens its activation columns to floats first: only while
-// they take at most kWideColumnsBytes. Wider, they crowd the L1 the weight stream passes through:
-// decode's rows of 4096 streamed ~15 % faster with half-float columns on the Zen 5 of
-// docs/benchmarks.md (rows of 2048 the same either way).
+// they take at most kWideColumnsBytes: decode's rows of 4096 streamed ~15 % faster with their
+// half-float column than widened on the Zen 5 of docs/benchmarks.md (rows of 2048 the same either
+// way).
 constexpr int64_t kWideColumnsBytes = 8192;
 inline bool widens_f16_columns(const DotTile& t) {
   return t.n * t.cols * static_cast<int64_t>(sizeof(float)) <= kWideColumnsBytes;
