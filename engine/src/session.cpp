@@ -143,6 +143,7 @@ void Session::run_step(std::span<const int32_t> tokens, bool prefill) {
   if (!params_.profile) {
     backend_->compute(*g.graph, nullptr);
   } else {
+    profiler_.make_room(g.graph->nodes().size());
     StepRecord& rec = steps_.emplace_back(StepRecord{shape, prefill, profiler_.records().size()});
     const auto c0 = Clock::now();
     rec.start_ms = std::chrono::duration<double, std::milli>(c0 - created_).count();

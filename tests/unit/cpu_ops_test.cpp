@@ -604,6 +604,18 @@ TEST(CpuBackend, RecordsOneTimingPerNodeInOrder) {
   }
 }
 
+// A session makes room before each step, so no record of the step's timed loop moves the others.
+TEST(Profiler, MakeRoomKeepsTheNextRecordsInPlace) {
+  Profiler profiler;
+  profiler.record({0, Op::ADD, "a", 0, "cpu", 1});
+  profiler.make_room(100);
+  const OpTiming* first = profiler.records().data();
+  for (int i = 1; i <= 100; ++i) profiler.record({i, Op::ADD, "a", 0, "cpu", 1});
+  EXPECT_EQ(profiler.records().data(), first) << "a record reallocated within the room made";
+  EXPECT_EQ(profiler.records().size(), 101u);
+  EXPECT_EQ(profiler.records()[100].node, 100);
+}
+
 TEST(CpuBackend, ThreadCountDoesNotChangeResults) {
   SmallGraph one(200), three(200);  // 12800 elements per node: large enough to split
   auto b1 = make_cpu_backend(1);

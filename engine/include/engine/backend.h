@@ -3,6 +3,7 @@
 // and runs a graph's nodes in order. The graph says where each tensor lives (a weight, a KV
 // tensor, a place in the plan), never an address; the backend binds it. Per-op timing comes
 // from the backend's own clock and goes to a Profiler as {node, op, name, layer, backend, ns}.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -28,6 +29,11 @@ struct OpTiming {
 class Profiler {
  public:
   void record(OpTiming t) { records_.push_back(std::move(t)); }
+  // Room for `n` more records, taken before a step's timed loop: a reallocation inside it
+  // (page faults on fresh memory: milliseconds) would land in one op's time.
+  void make_room(size_t n) {
+    if (records_.capacity() - records_.size() < n) records_.reserve(std::max(2 * records_.capacity(), records_.size() + n));
+  }
   const std::vector<OpTiming>& records() const { return records_; }
   void clear() { records_.clear(); }
 
