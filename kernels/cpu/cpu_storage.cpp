@@ -23,16 +23,19 @@ void log_decode_forms(const std::vector<GGUFTensorInfo>& weights) {
   std::string line;
   for (const DecodeForm& f : decode_forms()) {
     if (std::none_of(weights.begin(), weights.end(), [&](const GGUFTensorInfo& w) { return w.type == f.weight; })) continue;
-    line += fmt::format("{}{} {} {} (rows of {}+: {})", line.empty() ? "" : ", ", dtype_name(f.weight), simd_level_name(f.level),
-                        requests_name(f.short_rows.chosen), kLongRowElements, requests_name(f.long_rows.chosen));
+    std::string requests;
+    for (size_t c = 0; c < kRowClasses; ++c)
+      requests += fmt::format("{}{}: {}", c == 0 ? "" : ", ", kTimedRowElements[c], requests_name(f.rows[c].chosen));
+    line += fmt::format("{}{} {} (requests by row length {})", line.empty() ? "" : ", ", dtype_name(f.weight),
+                        simd_level_name(f.level), requests);
     std::string timed;
     for (const auto& [level, gbs] : {std::pair{SimdLevel::kAvx2, f.avx2_gbs}, std::pair{SimdLevel::kAvx2Vnni, f.avx2_vnni_gbs},
                                      std::pair{cpu_simd_level(), f.avx512_gbs}})
       if (gbs > 0) timed += fmt::format("{}{} {:.1f} GB/s", timed.empty() ? "" : ", ", simd_level_name(level), gbs);
-    for (const auto& [rows, r] : {std::pair{"short rows", &f.short_rows}, std::pair{"long rows", &f.long_rows}})
-      if (r->near_and_far_gbs > 0)
-        timed += fmt::format("; {} {}: near+far {:.1f}, far {:.1f}, none {:.1f} GB/s", simd_level_name(f.level), rows,
-                             r->near_and_far_gbs, r->far_only_gbs, r->no_requests_gbs);
+    for (size_t c = 0; c < kRowClasses; ++c)
+      if (const RequestsTiming& r = f.rows[c]; r.near_and_far_gbs > 0)
+        timed += fmt::format("; {} rows of {}: near+far {:.1f}, far {:.1f}, none {:.1f} GB/s", simd_level_name(f.level),
+                             kTimedRowElements[c], r.near_and_far_gbs, r.far_only_gbs, r.no_requests_gbs);
     if (!timed.empty()) line += " (timed: " + timed + ")";
   }
   spdlog::info("cpu: decode products on {}", line.empty() ? "no dot kernel" : line);

@@ -42,8 +42,8 @@ namespace engine::cpu {
 namespace {
 
 // The number goes up with every change to a decode kernel: a file timed on older kernels is timed anew.
-constexpr const char* kHeader = "engine cpu decode forms 15";
-constexpr int64_t kTimedK = 4096;              // elements per weight row, as in a 1B-8B model (short rows)
+constexpr const char* kHeader = "engine cpu decode forms 16";
+constexpr int64_t kTimedK = 4096;              // elements per weight row the forms are timed on
 constexpr size_t kTimedBytesPerThread = size_t{16} << 20;  // weight bytes per timing and thread,
 constexpr size_t kTimedBytesMax = size_t{128} << 20;       // up to this in all
 constexpr int kTimedPasses = 15;               // the median of these after one to warm up
@@ -53,8 +53,10 @@ constexpr double kNoise = 1.03;                // rates closer than this are equ
 // Chosen forms by DType id (ids are below 32); kAvx512Bf16 stands for the best level in use.
 struct ChosenForm {
   std::atomic<SimdLevel> level{SimdLevel::kAvx512Bf16};
-  std::atomic<StreamRequests> requests{StreamRequests::kNearAndFar};       // rows shorter than kLongRowElements
-  std::atomic<StreamRequests> long_requests{StreamRequests::kNearAndFar};  // longer rows
+  std::array<std::atomic<StreamRequests>, kRowClasses> requests;  // by row class
+  ChosenForm() {
+    for (auto& r : requests) r.store(StreamRequests::kNearAndFar);
+  }
 };
 std::array<ChosenForm, 32>& chosen() {
   static std::array<ChosenForm, 32> forms;
@@ -229,31 +231,29 @@ class TimedShape {
   ThreadPool& pool_;
 };
 
-// Times the forms of `weight` on short rows: AVX2, AVX2 with VNNI and the best AVX-512 level, those
-// this CPU has; then the fastest of them with near and far requests, far only, and none, on short
-// rows and on long ones.
+// Times the forms of `weight`: AVX2, AVX2 with VNNI and the best AVX-512 level, those this CPU
+// has; then the fastest of them with near and far requests, far only, and none, on each class of
+// rows.
 DecodeForm time_forms(DType weight, ThreadPool& pool, ColdWindows& cold) {
-  TimedShape short_rows(weight, kTimedK, pool);
   DecodeForm form{weight, cpu_simd_level()};
+  TimedShape shape(weight, kTimedK, pool);
   std::vector<TimedForm> levels;
-  levels.push_back(short_rows.form(SimdLevel::kAvx2, StreamRequests::kNearAndFar));
-  levels.push_back(short_rows.form(SimdLevel::kAvx2Vnni, StreamRequests::kNearAndFar));
-  if (cpu_simd_level() >= SimdLevel::kAvx512) levels.push_back(short_rows.form(cpu_simd_level(), StreamRequests::kNearAndFar));
+  levels.push_back(shape.form(SimdLevel::kAvx2, StreamRequests::kNearAndFar));
+  levels.push_back(shape.form(SimdLevel::kAvx2Vnni, StreamRequests::kNearAndFar));
+  if (cpu_simd_level() >= SimdLevel::kAvx512) levels.push_back(shape.form(cpu_simd_level(), StreamRequests::kNearAndFar));
   const std::vector<double> level_gbs = time_in_turns(levels, cold);
   form.avx2_gbs = level_gbs[0];
   form.avx2_vnni_gbs = level_gbs[1];
   if (level_gbs.size() > 2) form.avx512_gbs = level_gbs[2];
   form.level = faster_form(form.avx2_gbs, form.avx2_vnni_gbs, form.avx512_gbs);
-  form.short_rows = short_rows.requests(form.level, cold);
-  form.long_rows = TimedShape(weight, kLongRowElements, pool).requests(form.level, cold);
+  for (size_t c = 0; c < kRowClasses; ++c) form.rows[c] = TimedShape(weight, kTimedRowElements[c], pool).requests(form.level, cold);
   return form;
 }
 
 void apply(const std::vector<DecodeForm>& forms) {
   for (const DecodeForm& f : forms) {
     chosen()[static_cast<uint32_t>(f.weight)].level.store(f.level);
-    chosen()[static_cast<uint32_t>(f.weight)].requests.store(f.short_rows.chosen);
-    chosen()[static_cast<uint32_t>(f.weight)].long_requests.store(f.long_rows.chosen);
+    for (size_t c = 0; c < kRowClasses; ++c) chosen()[static_cast<uint32_t>(f.weight)].requests[c].store(f.rows[c].chosen);
   }
   std::lock_guard lock(forms_mutex());
   timed_forms() = forms;
@@ -320,11 +320,16 @@ StreamRequests faster_requests(double near_and_far_gbs, double far_only_gbs, dou
   return kept;
 }
 
+size_t row_class(int64_t row_elements) {
+  size_t c = 0;
+  while (c + 1 < kRowClasses && row_elements >= kTimedRowElements[c + 1]) ++c;
+  return c;
+}
+
 StreamRequests decode_requests(DType weight, int64_t row_elements) {
   const auto id = static_cast<uint32_t>(weight);
   if (id >= 32) return StreamRequests::kNearAndFar;
-  const ChosenForm& form = chosen()[id];
-  return (row_elements < kLongRowElements ? form.requests : form.long_requests).load(std::memory_order_relaxed);
+  return chosen()[id].requests[row_class(row_elements)].load(std::memory_order_relaxed);
 }
 
 SimdLevel decode_level(DType weight) {
@@ -336,10 +341,10 @@ std::string decode_tuning_text(const std::vector<DecodeForm>& forms) {
   std::ostringstream text;
   text << kHeader << "\ncpu " << cpu_model_name() << "\n";
   for (const DecodeForm& f : forms) {
-    text << dtype_name(f.weight) << ' ' << simd_level_name(f.level) << ' ' << requests_name(f.short_rows.chosen) << ' '
-         << requests_name(f.long_rows.chosen) << ' ' << f.avx2_gbs << ' ' << f.avx2_vnni_gbs << ' ' << f.avx512_gbs;
-    for (const RequestsTiming* r : {&f.short_rows, &f.long_rows})
-      text << ' ' << r->near_and_far_gbs << ' ' << r->far_only_gbs << ' ' << r->no_requests_gbs;
+    text << dtype_name(f.weight) << ' ' << simd_level_name(f.level);
+    for (const RequestsTiming& r : f.rows) text << ' ' << requests_name(r.chosen);
+    text << ' ' << f.avx2_gbs << ' ' << f.avx2_vnni_gbs << ' ' << f.avx512_gbs;
+    for (const RequestsTiming& r : f.rows) text << ' ' << r.near_and_far_gbs << ' ' << r.far_only_gbs << ' ' << r.no_requests_gbs;
     text << "\n";
   }
   return text.str();
@@ -358,34 +363,30 @@ std::optional<std::vector<DecodeForm>> parse_decode_tuning(const std::string& te
   };
   while (std::getline(in, line)) {
     std::istringstream fields(line);
-    std::string type_name, level_name, short_requests, long_requests, rest;
+    std::string type_name, level_name, rest;
+    std::array<std::string, kRowClasses> request_names;
     DecodeForm f{};
-    if (!(fields >> type_name >> level_name >> short_requests >> long_requests >> f.avx2_gbs >> f.avx2_vnni_gbs >> f.avx512_gbs >>
-          f.short_rows.near_and_far_gbs >> f.short_rows.far_only_gbs >> f.short_rows.no_requests_gbs >>
-          f.long_rows.near_and_far_gbs >> f.long_rows.far_only_gbs >> f.long_rows.no_requests_gbs) ||
-        (fields >> rest))
-      return std::nullopt;
-    const auto short_kind = requests_named(short_requests), long_kind = requests_named(long_requests);
+    std::vector<double> figures(3 + 3 * kRowClasses);
+    fields >> type_name >> level_name;
+    for (std::string& name : request_names) fields >> name;
+    for (double& x : figures) fields >> x;
+    if (!fields || (fields >> rest)) return std::nullopt;
     const auto type = dtype_from_name(type_name);
     const auto level = simd_level_from_name(level_name);
     const auto same_type = [&](const DecodeForm& other) { return type && other.weight == *type; };
-    const double figures[] = {f.avx2_gbs,
-                              f.avx2_vnni_gbs,
-                              f.avx512_gbs,
-                              f.short_rows.near_and_far_gbs,
-                              f.short_rows.far_only_gbs,
-                              f.short_rows.no_requests_gbs,
-                              f.long_rows.near_and_far_gbs,
-                              f.long_rows.far_only_gbs,
-                              f.long_rows.no_requests_gbs};
-    if (!short_kind || !long_kind || !type || !dot_supported(*type) || std::any_of(forms.begin(), forms.end(), same_type) || !level ||
-        *level < SimdLevel::kAvx2 || *level > cpu_simd_level() ||
-        !std::all_of(std::begin(figures), std::end(figures), [](double x) { return std::isfinite(x); }))
+    if (!type || !dot_supported(*type) || std::any_of(forms.begin(), forms.end(), same_type) || !level || *level < SimdLevel::kAvx2 ||
+        *level > cpu_simd_level() || !std::all_of(figures.begin(), figures.end(), [](double x) { return std::isfinite(x); }))
       return std::nullopt;
     f.weight = *type;
     f.level = *level;
-    f.short_rows.chosen = *short_kind;
-    f.long_rows.chosen = *long_kind;
+    f.avx2_gbs = figures[0];
+    f.avx2_vnni_gbs = figures[1];
+    f.avx512_gbs = figures[2];
+    for (size_t c = 0; c < kRowClasses; ++c) {
+      const auto kind = requests_named(request_names[c]);
+      if (!kind) return std::nullopt;
+      f.rows[c] = RequestsTiming{*kind, figures[3 + 3 * c], figures[4 + 3 * c], figures[5 + 3 * c]};
+    }
     forms.push_back(f);
   }
   if (forms.size() != decode_dtypes().size()) return std::nullopt;
@@ -452,8 +453,7 @@ std::vector<DecodeForm> decode_forms() {
     for (DType t : decode_dtypes()) forms.push_back(DecodeForm{t, decode_level(t)});
   for (DecodeForm& f : forms) {
     f.level = decode_level(f.weight);
-    f.short_rows.chosen = decode_requests(f.weight, 0);
-    f.long_rows.chosen = decode_requests(f.weight, kLongRowElements);
+    for (size_t c = 0; c < kRowClasses; ++c) f.rows[c].chosen = decode_requests(f.weight, kTimedRowElements[c]);
   }
   return forms;
 }
@@ -468,12 +468,15 @@ std::vector<CpuDecodeForm> cpu_decode_forms(bool retime) {
   else
     cpu::ensure_decode_tuning();
   std::vector<CpuDecodeForm> forms;
-  const auto requests = [](const cpu::RequestsTiming& r) {
-    return CpuStreamRequests{cpu::requests_name(r.chosen), r.near_and_far_gbs, r.far_only_gbs, r.no_requests_gbs};
-  };
-  for (const cpu::DecodeForm& f : cpu::decode_forms())
-    forms.push_back(CpuDecodeForm{f.weight, cpu::simd_level_name(f.level), f.avx2_gbs, f.avx2_vnni_gbs, f.avx512_gbs,
-                                  requests(f.short_rows), requests(f.long_rows), cpu::kLongRowElements});
+  for (const cpu::DecodeForm& f : cpu::decode_forms()) {
+    CpuDecodeForm form{f.weight, cpu::simd_level_name(f.level), f.avx2_gbs, f.avx2_vnni_gbs, f.avx512_gbs, {}};
+    for (size_t c = 0; c < cpu::kRowClasses; ++c) {
+      const cpu::RequestsTiming& r = f.rows[c];
+      form.rows.push_back(CpuStreamRequests{cpu::kTimedRowElements[c], cpu::requests_name(r.chosen), r.near_and_far_gbs,
+                                            r.far_only_gbs, r.no_requests_gbs});
+    }
+    forms.push_back(std::move(form));
+  }
   return forms;
 }
 

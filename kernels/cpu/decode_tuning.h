@@ -7,11 +7,12 @@
 // AVX2. The chosen form is then timed again streaming its weight with fewer requests ahead
 // (DotTile::requests): without the near ones into L1, which slowed most dtypes' streams on an AMD
 // Zen 5 and were worth about 1 % on the Xeon they were added on, and without any, which lets the
-// hardware prefetcher alone stream Q8_0 faster there. The requests are timed on short rows and on
-// long ones (kLongRowElements) and chosen for each: on the Zen 5, rows of 2048 streamed up to 17 %
-// faster without the near requests and rows of 8192 up to 15 % faster with them (F16, Q4_0, Q8_0).
+// hardware prefetcher alone stream Q8_0 faster there. The requests are timed on each class of
+// row length (kTimedRowElements) and chosen for each: on the Zen 5, Q8_0 rows of 2048 streamed
+// about 20 % faster without requests and rows of 4096 13-15 % faster with near and far ones.
 // Every form gives the same bits (cpu_features.h), so the choice changes speed only.
 // It is kept per CPU model in a small file, so only the first run on a machine pays the timing.
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,9 +23,13 @@
 
 namespace engine::cpu {
 
-// Rows of at least this many elements (the down projections of 1B-8B models) take the requests
-// timed on long rows; shorter ones those timed on short rows.
-constexpr int64_t kLongRowElements = 8192;
+// The row lengths (elements) the stream requests are timed on: as in 1B models, 7B-8B models, and
+// the down projections of both. A row takes the requests timed on the longest of these it reaches
+// (shorter rows the first's).
+constexpr std::array<int64_t, 3> kTimedRowElements = {2048, 4096, 8192};
+constexpr size_t kRowClasses = kTimedRowElements.size();
+// The class of rows of `row_elements`: its index in kTimedRowElements.
+size_t row_class(int64_t row_elements);
 
 // How a form requests its weight ahead on one class of rows, and what each way streamed when timed
 // in turns (the median of its passes in GB/s; 0: not timed).
@@ -39,7 +44,7 @@ struct DecodeForm {
   DType weight;
   SimdLevel level;
   double avx2_gbs = 0, avx2_vnni_gbs = 0, avx512_gbs = 0;  // 0: not timed (the CPU lacks it)
-  RequestsTiming short_rows{}, long_rows{};  // `level`'s requests on rows shorter than kLongRowElements, and on longer
+  std::array<RequestsTiming, kRowClasses> rows{};  // `level`'s requests on each class of rows (kTimedRowElements)
 };
 
 // The form kept for a dtype timed at these rates: the widest this CPU has, unless a narrower one

@@ -17,8 +17,8 @@
 // kernel streams to memory's speed, with no other op of a decode step in between.
 // `.../k<K>/<requests>` streams the same on the dtype's form with each way of requesting the
 // stream ahead (vec_dot.h: StreamRequests), to compare them within one process
-// (--benchmark_enable_random_interleaving); K is 2048 (short rows) or 8192 (long rows, as the
-// decode timing's kLongRowElements).
+// (--benchmark_enable_random_interleaving); K is each row length the decode timing times
+// (kTimedRowElements: 2048, 4096, 8192).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -303,7 +303,7 @@ int register_all() {
   benchmark::RegisterBenchmark("mul_mat_prefill/q8_0/amx", mul_mat_amx_prefill)->Unit(benchmark::kMillisecond);
   using engine::cpu::StreamRequests;
   for (DType t : {DType::F16, DType::Q8_0, DType::Q6_K, DType::Q5_K, DType::Q4_K, DType::Q4_1, DType::Q4_0})
-    for (int64_t k : {kK, engine::cpu::kLongRowElements})
+    for (int64_t k : engine::cpu::kTimedRowElements)
       for (std::optional<StreamRequests> requests :
            {std::optional<StreamRequests>{}, {StreamRequests::kNearAndFar}, {StreamRequests::kFar}, {StreamRequests::kNone}})
         benchmark::RegisterBenchmark(("mul_mat_decode_stream/" + std::string(engine::dtype_name(t)) + "/k" + std::to_string(k) +

@@ -152,29 +152,38 @@ assert all(r["hardware"] == "cpu-local-calibrated" and r["hardware_calibrated"] 
 print("ok   engine-bench --hw FILE predicts with it")
 PY
 
-# --tune: a row per dtype with its form and both requests (rows under the long-row length and
-# longer), the same as the cache file it writes where the CPU has forms to time.
+# --tune: a row per dtype with its form and the requests kept on each class of rows, the same as
+# the cache file it writes where the CPU has forms to time.
 ENGINE_CPU_TUNE_FILE="$dir/tune.txt" timeout 120 "$bench" --tune > "$dir/tune.md" || fail "--tune exited $?"
 python3 - "$dir/tune.md" "$dir/tune.txt" <<'PY' || fail "--tune table"
 import os, re, sys
 text = open(sys.argv[1]).read()
-assert re.search(r"requests timed on rows under \d+ elements and on longer ones", text), text
+header = re.search(r"^\| dtype \| form \|.*$", text, re.M)
+assert header, text
+classes = [int(n) for n in re.findall(r"rows of (\d+)\+? \|", header.group(0))]
+assert len(classes) >= 2 and classes == sorted(set(classes)), header.group(0)
 rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines() if re.match(r"^\| [a-z0-9_]+K? \|", line)]
 rows = [r for r in rows if r[0] != "dtype"]
-assert len(rows) >= 10 and all(len(r) == 13 for r in rows), rows
-ways = {"near+far", "far", "none"}
-assert all(r[2] in ways and r[3] in ways for r in rows), rows
+assert len(rows) >= 10 and all(len(r) == 5 + len(classes) for r in rows), rows
+cell = re.compile(r"^(near\+far|far|none) \((\d+\.\d) / (\d+\.\d) / (\d+\.\d)\)$")
+def split(r):  # dtype, form, the three form rates, then per class its requests and three rates
+    cells = [cell.match(c) for c in r[5:]]
+    assert all(cells), r
+    return r[:2], [float(x) for x in r[2:5]], [m.group(1) for m in cells], [float(x) for m in cells for x in m.groups()[1:]]
 if os.path.exists(sys.argv[2]):  # timed: the file holds the table's choices and figures
     lines = open(sys.argv[2]).read().split("\n")
     assert lines[0].startswith("engine cpu decode forms "), lines[0]
     cached = {f[0]: f for f in (l.split() for l in lines[2:] if l)}
     for r in rows:
+        names, form_gbs, requests, request_gbs = split(r)
         f = cached[r[0]]
-        assert f[1:4] == r[1:4], (f, r)
-        assert all(abs(float(a) - float(b)) <= 0.051 for a, b in zip(f[4:], r[4:])), (f, r)  # the table rounds to 0.1
-        assert all(float(x) > 0 for x in r[7:]), r
+        n = len(classes)
+        assert f[:2] == names and f[2:2 + n] == requests, (f, r)
+        figures = [float(x) for x in f[2 + n:]]
+        assert all(abs(a - b) <= 0.051 for a, b in zip(figures, form_gbs + request_gbs)), (f, r)  # the table rounds to 0.1
+        assert len(figures) == 3 + 3 * n and all(x > 0 for x in request_gbs), (f, r)
 else:  # no forms to time (AVX2 alone): nothing timed
-    assert all(float(x) == 0 for r in rows for x in r[4:]), rows
+    assert all(x == 0 for r in rows for part in split(r)[1::2] for x in part), rows
 print("ok   engine-bench --tune:", len(rows), "dtypes")
 PY
 

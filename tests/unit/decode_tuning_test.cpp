@@ -21,11 +21,13 @@ namespace {
 std::vector<DecodeForm> some_forms() {
   std::vector<DecodeForm> forms;
   for (uint32_t id = 0; id < 32; ++id)
-    if (const auto t = dtype_from_gguf(id); t && dot_supported(*t))
-      forms.push_back(DecodeForm{*t, id % 3 == 0 ? SimdLevel::kAvx2 : id % 3 == 1 ? std::min(SimdLevel::kAvx2Vnni, cpu_simd_level()) : cpu_simd_level(),
-                                 10.0 + id, 15.25 + id, 20.5 + id,
-                                 RequestsTiming{static_cast<StreamRequests>(id % 3), 25.5 + id, 30.75 + id, 40.125 + id},
-                                 RequestsTiming{static_cast<StreamRequests>((id + 1) % 3), 45.5 + id, 50.25 + id, 55.75 + id}});
+    if (const auto t = dtype_from_gguf(id); t && dot_supported(*t)) {
+      DecodeForm f{*t, id % 3 == 0 ? SimdLevel::kAvx2 : id % 3 == 1 ? std::min(SimdLevel::kAvx2Vnni, cpu_simd_level()) : cpu_simd_level(),
+                   10.0 + id, 15.25 + id, 20.5 + id};
+      for (size_t c = 0; c < kRowClasses; ++c)
+        f.rows[c] = RequestsTiming{static_cast<StreamRequests>((id + c) % 3), 25.5 + id + 20 * c, 30.75 + id + 20 * c, 40.125 + id + 20 * c};
+      forms.push_back(f);
+    }
   return forms;
 }
 
@@ -41,8 +43,8 @@ TEST(DecodeTuning, CacheTextReadsBackTheSameForms) {
     EXPECT_DOUBLE_EQ((*back)[i].avx2_gbs, forms[i].avx2_gbs);
     EXPECT_DOUBLE_EQ((*back)[i].avx2_vnni_gbs, forms[i].avx2_vnni_gbs);
     EXPECT_DOUBLE_EQ((*back)[i].avx512_gbs, forms[i].avx512_gbs);
-    for (const auto rows : {&DecodeForm::short_rows, &DecodeForm::long_rows}) {
-      const RequestsTiming &read = (*back)[i].*rows, &written = forms[i].*rows;
+    for (size_t c = 0; c < kRowClasses; ++c) {
+      const RequestsTiming &read = (*back)[i].rows[c], &written = forms[i].rows[c];
       EXPECT_DOUBLE_EQ(read.near_and_far_gbs, written.near_and_far_gbs);
       EXPECT_DOUBLE_EQ(read.far_only_gbs, written.far_only_gbs);
       EXPECT_DOUBLE_EQ(read.no_requests_gbs, written.no_requests_gbs);
@@ -68,8 +70,8 @@ TEST(DecodeTuning, CacheTextItCannotUseIsRefused) {
   EXPECT_FALSE(parse_decode_tuning(replaced(dtype_line, "\nq9_9 "))) << "unknown dtype";
   EXPECT_FALSE(parse_decode_tuning(replaced(dtype_line, "\nq8_K "))) << "a dtype with no dot";
   EXPECT_FALSE(parse_decode_tuning(good.substr(0, good.rfind('\n', good.size() - 2) + 1))) << "a dtype missing";
-  EXPECT_FALSE(parse_decode_tuning(good + "f16 avx2 far far 1 2 3 4 5 6 7 8 9\n")) << "a dtype twice";
-  EXPECT_FALSE(parse_decode_tuning(replaced(" 55.75\n", "\n"))) << "a figure missing";
+  EXPECT_FALSE(parse_decode_tuning(good + "f16 avx2 far far far 1 2 3 4 5 6 7 8 9 10 11 12\n")) << "a dtype twice";
+  EXPECT_FALSE(parse_decode_tuning(replaced(" 80.125\n", "\n"))) << "a figure missing";
   for (const char* requests : {" far ", " near+far ", " none "}) {
     EXPECT_FALSE(parse_decode_tuning(replaced(requests, " near "))) << "unknown requests";
     EXPECT_FALSE(parse_decode_tuning(replaced(requests, " "))) << "requests missing";
@@ -122,8 +124,10 @@ TEST(DecodeTuning, KeepsTheFasterFormOfEachDtypeAndCachesIt) {
     EXPECT_EQ(f.avx512_gbs > 0, cpu_simd_level() >= SimdLevel::kAvx512) << dtype_name(f.weight);
     EXPECT_EQ(f.level, faster_form(f.avx2_gbs, f.avx2_vnni_gbs, f.avx512_gbs)) << dtype_name(f.weight);
     EXPECT_EQ(decode_level(f.weight), std::min(f.level, simd_level())) << dtype_name(f.weight);
-    for (const auto& [rows, r] : {std::pair{int64_t{1}, f.short_rows}, std::pair{kLongRowElements - 1, f.short_rows},
-                                  std::pair{kLongRowElements, f.long_rows}, std::pair{4 * kLongRowElements, f.long_rows}}) {
+    const auto& [first, second, last] = f.rows;
+    for (const auto& [rows, r] : {std::pair{int64_t{1}, first}, std::pair{kTimedRowElements[1] - 1, first},
+                                  std::pair{kTimedRowElements[1], second}, std::pair{kTimedRowElements[2] - 1, second},
+                                  std::pair{kTimedRowElements[2], last}, std::pair{4 * kTimedRowElements[2], last}}) {
       EXPECT_GT(r.near_and_far_gbs, 0) << dtype_name(f.weight);
       EXPECT_GT(r.far_only_gbs, 0) << dtype_name(f.weight);
       EXPECT_GT(r.no_requests_gbs, 0) << dtype_name(f.weight);
@@ -139,8 +143,7 @@ TEST(DecodeTuning, KeepsTheFasterFormOfEachDtypeAndCachesIt) {
   ASSERT_TRUE(cached.has_value()) << path << ":\n" << text.str();
   for (size_t i = 0; i < forms.size(); ++i) {
     EXPECT_EQ((*cached)[i].level, forms[i].level);
-    EXPECT_EQ((*cached)[i].short_rows.chosen, forms[i].short_rows.chosen);
-    EXPECT_EQ((*cached)[i].long_rows.chosen, forms[i].long_rows.chosen);
+    for (size_t c = 0; c < kRowClasses; ++c) EXPECT_EQ((*cached)[i].rows[c].chosen, forms[i].rows[c].chosen);
   }
 }
 

@@ -155,18 +155,23 @@ void run(const BenchOptions& opt, const std::string& format, const std::optional
 // --tune: the form each dtype's decode products run on, and what each form streamed when timed.
 void print_decode_forms(const std::vector<engine::CpuDecodeForm>& forms) {
   const std::string path = engine::cpu_decode_forms_path();
-  const int64_t long_rows = forms.empty() ? 0 : forms.front().long_row_elements;
-  std::printf(
-      "CPU decode forms (%s; requests timed on rows under %lld elements and on longer ones)\n\n| dtype | form | requests | "
-      "long-row requests | avx2 GB/s | avx2-vnni GB/s | avx512 GB/s | near+far GB/s | far only GB/s | none GB/s | "
-      "long rows: near+far GB/s | far only GB/s | none GB/s |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-      path.empty() ? "not cached: no cache folder" : path.c_str(), static_cast<long long>(long_rows));
-  for (const auto& f : forms)
-    std::printf("| %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n",
-                std::string(engine::dtype_name(f.weight)).c_str(), f.form.c_str(), f.short_rows.chosen.c_str(),
-                f.long_rows.chosen.c_str(), f.avx2_gbs, f.avx2_vnni_gbs, f.avx512_gbs, f.short_rows.near_and_far_gbs,
-                f.short_rows.far_only_gbs, f.short_rows.no_requests_gbs, f.long_rows.near_and_far_gbs, f.long_rows.far_only_gbs,
-                f.long_rows.no_requests_gbs);
+  std::printf("CPU decode forms (%s; each rows column: the requests kept on that class of rows, and near+far / far only / "
+              "none GB/s as timed on it)\n\n| dtype | form | avx2 GB/s | avx2-vnni GB/s | avx512 GB/s |",
+              path.empty() ? "not cached: no cache folder" : path.c_str());
+  const std::vector<engine::CpuStreamRequests> classes = forms.empty() ? std::vector<engine::CpuStreamRequests>{} : forms.front().rows;
+  std::string separator = "|---|---|---:|---:|---:|";
+  for (size_t c = 0; c < classes.size(); ++c) {
+    std::printf(" rows of %lld%s |", static_cast<long long>(classes[c].row_elements), c + 1 == classes.size() ? "+" : "");
+    separator += "---|";
+  }
+  std::printf("\n%s\n", separator.c_str());
+  for (const auto& f : forms) {
+    std::printf("| %s | %s | %.1f | %.1f | %.1f |", std::string(engine::dtype_name(f.weight)).c_str(), f.form.c_str(), f.avx2_gbs,
+                f.avx2_vnni_gbs, f.avx512_gbs);
+    for (const engine::CpuStreamRequests& r : f.rows)
+      std::printf(" %s (%.1f / %.1f / %.1f) |", r.chosen.c_str(), r.near_and_far_gbs, r.far_only_gbs, r.no_requests_gbs);
+    std::printf("\n");
+  }
   std::printf("\n");
 }
 

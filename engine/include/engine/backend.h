@@ -128,11 +128,13 @@ size_t backend_scratch_bytes(std::string_view name, const Graph& graph, const Pl
 // The CPU backend with `n_threads` worker threads (0: all hardware threads).
 std::unique_ptr<Backend> make_cpu_backend(int n_threads);
 
-// How a CPU decode form requests its weight ahead on one class of rows: into L2 far ahead ("far"),
-// into L1 a short way ahead as well ("near+far"), or not at all (the hardware prefetcher alone:
-// "none"), whichever streamed fastest when the three were timed in turns (GB/s, the median of
-// each one's passes; 0: not timed).
+// How a CPU decode form requests its weight ahead on one class of rows, those of at least
+// `row_elements` elements (the first class: any shorter too) up to the next class's: into L2 far
+// ahead ("far"), into L1 a short way ahead as well ("near+far"), or not at all (the hardware
+// prefetcher alone: "none"), whichever streamed fastest when the three were timed in turns on
+// rows of `row_elements` (GB/s, the median of each one's passes; 0: not timed).
 struct CpuStreamRequests {
+  int64_t row_elements = 0;
   std::string chosen;
   double near_and_far_gbs = 0, far_only_gbs = 0, no_requests_gbs = 0;
 };
@@ -141,14 +143,13 @@ struct CpuStreamRequests {
 // (decode) of a weight dtype run on. Where the CPU has more than AVX2, each dtype takes whichever
 // of its AVX2, AVX2 + VNNI and AVX-512 forms streamed its weights fastest when timed on this
 // machine (the GB/s figures, each the median of its timed passes; every form gives the same
-// bits), and requests its weight ahead as timed in that form, on rows shorter than
-// `long_row_elements` and on longer ones apart; a choice cached per CPU model in `path`.
+// bits), and requests its weight ahead as timed in that form on each class of row length; a
+// choice cached per CPU model in a file (cpu_decode_forms_path).
 struct CpuDecodeForm {
   DType weight;
   std::string form;
   double avx2_gbs = 0, avx2_vnni_gbs = 0, avx512_gbs = 0;  // 0: not timed (no choice, not on this CPU, or ENGINE_CPU_TUNE=0)
-  CpuStreamRequests short_rows{}, long_rows{};
-  int64_t long_row_elements = 0;
+  std::vector<CpuStreamRequests> rows;                     // by row length, shortest first
 };
 // The forms in use, chosen first where not yet (from the cache, else timed); with `retime`,
 // timed now and the cache rewritten (engine-bench --tune).
