@@ -44,6 +44,8 @@ namespace {
 // The number goes up with every change to a decode kernel: a file timed on older kernels is timed anew.
 constexpr const char* kHeader = "engine cpu decode forms 16";
 constexpr int64_t kTimedK = 4096;              // elements per weight row the forms are timed on
+static_assert(std::find(kTimedRowElements.begin(), kTimedRowElements.end(), kTimedK) != kTimedRowElements.end(),
+              "the forms are timed on the rows of one of the request classes");
 constexpr size_t kTimedBytesPerThread = size_t{16} << 20;  // weight bytes per timing and thread,
 constexpr size_t kTimedBytesMax = size_t{128} << 20;       // up to this in all
 constexpr int kTimedPasses = 15;               // the median of these after one to warm up
@@ -236,7 +238,9 @@ class TimedShape {
 // rows.
 DecodeForm time_forms(DType weight, ThreadPool& pool, ColdWindows& cold) {
   DecodeForm form{weight, cpu_simd_level()};
-  TimedShape shape(weight, kTimedK, pool);
+  std::vector<TimedShape> classes;
+  for (int64_t k : kTimedRowElements) classes.emplace_back(weight, k, pool);
+  TimedShape& shape = classes[row_class(kTimedK)];
   std::vector<TimedForm> levels;
   levels.push_back(shape.form(SimdLevel::kAvx2, StreamRequests::kNearAndFar));
   levels.push_back(shape.form(SimdLevel::kAvx2Vnni, StreamRequests::kNearAndFar));
@@ -246,7 +250,7 @@ DecodeForm time_forms(DType weight, ThreadPool& pool, ColdWindows& cold) {
   form.avx2_vnni_gbs = level_gbs[1];
   if (level_gbs.size() > 2) form.avx512_gbs = level_gbs[2];
   form.level = faster_form(form.avx2_gbs, form.avx2_vnni_gbs, form.avx512_gbs);
-  for (size_t c = 0; c < kRowClasses; ++c) form.rows[c] = TimedShape(weight, kTimedRowElements[c], pool).requests(form.level, cold);
+  for (size_t c = 0; c < kRowClasses; ++c) form.rows[c] = classes[c].requests(form.level, cold);
   return form;
 }
 
