@@ -130,6 +130,7 @@ void CpuBackend::compute(const Graph& graph, Profiler* profiler) {
     if (!op_info(node->op).is_view) run_node(node);
     if (profiler) record(i, elapsed_ns());
   }
+  learner_.end_step();
 }
 
 void CpuBackend::validate(const Tensor& node) const {
@@ -151,9 +152,10 @@ void CpuBackend::validate(const Tensor& node) const {
 }
 
 template <typename Kernel>
-void CpuBackend::run_job(int nth, bool weight_packed, const Kernel& kernel) {
+void CpuBackend::run_job(int nth, bool weight_packed, std::optional<StreamRequests> column_requests, const Kernel& kernel) {
   ComputeParams params;
   params.nth = nth;
+  params.column_requests = column_requests;
   params.wdata = scratch_.data();
   params.wsize = scratch_.size();
   params.weight_packed = weight_packed;
@@ -168,14 +170,29 @@ void CpuBackend::run_job(int nth, bool weight_packed, const Kernel& kernel) {
   });
 }
 
+template <typename Kernel>
+void CpuBackend::run_column_job(DType weight, int64_t row_elements, size_t weight_bytes, bool weight_packed, const Kernel& kernel) {
+  const StreamRequests requests = learner_.requests(weight, row_elements);
+  const auto start = std::chrono::steady_clock::now();
+  run_job(pool_.size(), weight_packed, requests, kernel);
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+  learner_.record(weight, row_elements, weight_bytes, static_cast<uint64_t>(ns));
+}
+
 void CpuBackend::run_attention(Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& parts) {
-  run_job(pool_.size(), false, [&](const ComputeParams& p) { fused_attention(p, kq, soft_max, kqv, parts); });
+  run_job(pool_.size(), false, std::nullopt, [&](const ComputeParams& p) { fused_attention(p, kq, soft_max, kqv, parts); });
 }
 
 void CpuBackend::run_group(const std::vector<Tensor*>& nodes, size_t i) {
   group_products_.clear();
-  for (size_t m : schedule_.groups[i]) group_products_.push_back({nodes[m], is_packed(nodes[m]->src[0])});
-  run_job(pool_.size(), false, [&](const ComputeParams& p) { mul_mat_column_group(p, group_products_); });
+  size_t weight_bytes = 0;
+  for (size_t m : schedule_.groups[i]) {
+    group_products_.push_back({nodes[m], is_packed(nodes[m]->src[0])});
+    weight_bytes += nodes[m]->src[0]->nbytes();
+  }
+  const Tensor* first = nodes[i]->src[0];  // the group takes its first weight's way
+  run_column_job(first->type, first->ne[0], weight_bytes, false,
+                 [&](const ComputeParams& p) { mul_mat_column_group(p, group_products_); });
 }
 
 void CpuBackend::share_group_time(const std::vector<Tensor*>& nodes, size_t i, uint64_t ns) {
@@ -193,8 +210,11 @@ void CpuBackend::share_group_time(const std::vector<Tensor*>& nodes, size_t i, u
 
 void CpuBackend::run_node(Tensor* node) {
   const KernelFn kernel = kernel_for(node->op);
-  run_job(node_threads(node, pool_.size()), is_mat_mul(node->op) && is_packed(node->src[0]),
-          [&](const ComputeParams& p) { kernel(p, node); });
+  const auto job = [&](const ComputeParams& p) { kernel(p, node); };
+  const Tensor* weight = node->src[0];
+  if (node->op == Op::MUL_MAT && weight->has(kWeight) && mul_mat_is_column_product(node))
+    return run_column_job(weight->type, weight->ne[0], weight->nbytes(), is_packed(weight), job);
+  run_job(node_threads(node, pool_.size()), is_mat_mul(node->op) && is_packed(weight), std::nullopt, job);
 }
 
 }  // namespace engine::cpu

@@ -4,7 +4,8 @@
 // every node against the kernels' (op, dtype) support, then runs the nodes in order on a
 // persistent thread pool, timing each with steady_clock when profiling (cpu_backend.cpp). A
 // causal attention (kq, its softmax, kqv) runs as one fused pass, and decode's products of one
-// column as one job (schedule.h).
+// column as one job (schedule.h), requesting their weight ahead as the steps' times teach
+// (requests_learner.h).
 #include <optional>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "cpu/decode_tuning.h"
 #include "cpu/host_buffer.h"
 #include "cpu/kernels.h"
+#include "cpu/requests_learner.h"
 #include "cpu/schedule.h"
 #include "cpu/thread_pool.h"
 #include "engine/backend.h"
@@ -23,7 +25,9 @@ namespace engine::cpu {
 class CpuBackend final : public Backend {
  public:
   // Chooses the decode forms (decode_tuning.h) while the new workers sleep.
-  explicit CpuBackend(int n_threads) : pool_(n_threads), device_(cpu_device()) { ensure_decode_tuning(); }
+  explicit CpuBackend(int n_threads) : pool_(n_threads), device_(cpu_device()), learner_(decode_choice_measured()) {
+    ensure_decode_tuning();
+  }
 
   std::string_view name() const override { return "cpu"; }
   const DeviceInfo& device() const override { return device_; }
@@ -62,7 +66,11 @@ class CpuBackend final : public Backend {
   // Runs kernel(params) on nth of the pool's threads, each with its ith, the scratch, and the
   // barrier and row claims set for nth (cpu_backend.cpp, its only user).
   template <typename Kernel>
-  void run_job(int nth, bool weight_packed, const Kernel& kernel);
+  void run_job(int nth, bool weight_packed, std::optional<StreamRequests> column_requests, const Kernel& kernel);
+  // Runs a job of decode products of `weight` on rows of `row_elements` (`weight_bytes` in all) on
+  // the requests the learner gives for this step, and tells it the job's time.
+  template <typename Kernel>
+  void run_column_job(DType weight, int64_t row_elements, size_t weight_bytes, bool weight_packed, const Kernel& kernel);
   void run_attention(Tensor* kq, const Tensor* soft_max, Tensor* kqv, AttentionTimes& parts);
   void run_node(Tensor* node);
   // Runs the product group starting at node i (schedule.h) in one job; with a profiler,
@@ -81,6 +89,7 @@ class CpuBackend final : public Backend {
   std::vector<uint64_t> group_ns_;    // by node of it: its share of its product group's time
   std::vector<ColumnProduct> group_products_;  // the product group running now
   DeviceInfo device_;
+  RequestsLearner learner_;  // decode products' stream requests, from this backend's steps
   const std::vector<GGUFTensorInfo>* weight_infos_ = nullptr;  // where each weight lies in weights_
   HostMemory weights_;
   std::vector<bool> packed_;  // by weight: regrouped for the SIMD kernels

@@ -420,11 +420,15 @@ std::vector<DecodeForm> tune_decode_forms() {
   return forms;
 }
 
+bool decode_choice_measured() {
+  const char* env = std::getenv("ENGINE_CPU_TUNE");
+  return !ENGINE_SANITIZED_BUILD && !(env && std::string(env) == "0") && simd_level() >= SimdLevel::kAvx2;
+}
+
 void ensure_decode_tuning() {
   static std::once_flag once;
   std::call_once(once, [] {
-    const char* env = std::getenv("ENGINE_CPU_TUNE");
-    if (ENGINE_SANITIZED_BUILD || (env && std::string(env) == "0") || simd_level() < SimdLevel::kAvx2Vnni) return;
+    if (!decode_choice_measured() || simd_level() < SimdLevel::kAvx2Vnni) return;
     const std::string path = decode_tuning_path();
     if (!path.empty()) {
       std::ifstream in(path);

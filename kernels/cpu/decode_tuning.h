@@ -63,6 +63,10 @@ StreamRequests decode_requests(DType weight, int64_t row_elements);
 // How the cache file and the logs name the ways of requesting a stream: "near+far", "far", "none".
 const char* requests_name(StreamRequests requests);
 
+// Whether decode's choices are measured here (the forms, where there are several, and the requests,
+// requests_learner.h): not where ENGINE_CPU_TUNE=0, in sanitized builds, nor on the scalar code.
+bool decode_choice_measured();
+
 // Chooses the forms once per process: from this CPU's cache file, else by timing them (about a
 // second) and writing the file. Leaves every dtype on simd_level() where there is no choice (AVX2
 // alone), where ENGINE_CPU_TUNE=0, and in sanitized builds (their timings say nothing).

@@ -4,6 +4,7 @@
 // (the *_work_size functions below, node_work_size in scratch.h) and receive it in
 // ComputeParams::wdata, shared by all threads, each thread using its own slice of it.
 #include <cstddef>
+#include <optional>
 #include <span>
 
 #include "cpu/row_split.h"
@@ -23,6 +24,9 @@ struct ComputeParams {
   Barrier* barrier = nullptr; // waits until all nth threads arrive
   bool weight_packed = false; // MUL_MAT: src0 is a weight the backend holds regrouped (repack.h)
   RowClaims* claims = nullptr; // one-column MUL_MAT: rows taken piece by piece; none: an even share
+  // One-column MUL_MAT: how the weight is requested ahead (the backend's learned way,
+  // requests_learner.h); none: as tuned (decode_tuning.h).
+  std::optional<StreamRequests> column_requests;
 };
 
 void barrier_wait(const ComputeParams& p);
@@ -106,6 +110,8 @@ struct ColumnProduct {
   bool weight_packed;  // as ComputeParams::weight_packed
 };
 void mul_mat_column_group(const ComputeParams& p, std::span<const ColumnProduct> products);
+// Whether mul_mat runs dst as a group of one (a decode product, ComputeParams::column_requests).
+bool mul_mat_is_column_product(const Tensor* dst);
 size_t mul_mat_column_group_work_size(std::span<const ColumnProduct> products, int nth);
 // Whether the column group kernel can run dst with `first`, siblings of one chain
 // (Plan::first_siblings: products of the same column): both in one dot format, outside the AMX

@@ -247,8 +247,11 @@ void mul_mat_one_column(const ComputeParams& p, std::span<const ColumnProduct> p
       const int64_t row0 = begin * kRowBlock, rows = std::min(a->ne[1], end * kRowBlock) - row0;
       const MulMatBatch batch{bytes(a->data), acts, act_row, static_cast<char*>(dst->data), dst->nb[0], dst->nb[1],
                               product.weight_packed, mine, work.slice};
-      for_column_tiles(dst, mul_mat_order(dst), row0, rows, 0, 1,
-                       [&](const TilePlace& t) { dot_tile(a->type, t.order, tile_at(dst, batch, 0, t)); });
+      for_column_tiles(dst, mul_mat_order(dst), row0, rows, 0, 1, [&](const TilePlace& t) {
+        const DotTile tile = tile_at(dst, batch, 0, t);
+        if (p.column_requests) return dot_column(a->type, t.order, tile, *p.column_requests);
+        dot_tile(a->type, t.order, tile);
+      });
     }
   };
   if (!p.claims) return run(split_work(work.groups, p.ith, p.nth));
@@ -302,6 +305,8 @@ size_t mul_mat_work_size(const Tensor* dst, int nth, bool weight_packed) {
   const MulMatWork work = mul_mat_work(dst, weight_packed);
   return work.acts + static_cast<size_t>(nth) * work.slice;
 }
+
+bool mul_mat_is_column_product(const Tensor* dst) { return one_column(dst->src[1]) && !mul_mat_amx_applies(dst); }
 
 bool mul_mat_joins_column_group(const Tensor* first, const Tensor* dst) {
   return vec_dot_type(dst->src[0]->type) == vec_dot_type(first->src[0]->type) && !mul_mat_amx_applies(dst) &&

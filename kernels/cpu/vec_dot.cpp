@@ -218,8 +218,12 @@ void dot_tile_at(SimdLevel level, DType weight, DotOrder order, const DotTile& t
 
 void dot_tile(DType weight, DotOrder order, const DotTile& t) {
   if (t.cols > 1) return dot_tile_at(simd_level(), weight, order, t);
+  dot_column(weight, order, t, std::min(t.requests, decode_requests(weight, t.n)));
+}
+
+void dot_column(DType weight, DotOrder order, const DotTile& t, StreamRequests requests) {
   DotTile column = t;
-  column.requests = std::min(t.requests, decode_requests(weight, t.n));
+  column.requests = requests;
   dot_tile_at(decode_level(weight), weight, order, column);
 }
 

@@ -77,6 +77,9 @@ inline bool short_dot(int64_t n) { return n <= kShortDot && n % 16 == 0; }
 // decode_tuning.h);
 // bit-identical to calling dot() for each.
 void dot_tile(DType weight, DotOrder order, const DotTile& t);
+// A one-column tile on the dtype's tuned form, its weight requested ahead as `requests` says
+// rather than as tuned (the CPU backend's learned way, requests_learner.h).
+void dot_column(DType weight, DotOrder order, const DotTile& t, StreamRequests requests);
 // Bytes of DotTile::work that dot_tile(weight, order, t) takes, whichever form it runs on,
 // reading only t's shape (n, w_stride, rows, cols, packed); never less for more rows or columns.
 size_t dot_tile_work_size(DType weight, DotOrder order, const DotTile& t);
