@@ -33,6 +33,13 @@ timeout 120 "$run" -n 8 --temp 0 -t 2 --no-warmup >"$dir/cold.txt" 2>"$dir/cold.
 grep -q '^load [0-9.]* ms | prompt' "$dir/cold.err" && [[ $(head -1 "$dir/cold.txt") == "$(head -1 "$dir/both.txt")" ]] \
   && ok "--no-warmup: $(head -1 "$dir/cold.err")" || fail "--no-warmup: $(cat "$dir/cold.txt" "$dir/cold.err")"
 
+# -v: the log on stderr; stdout holds the same text as without it.
+timeout 120 "$run" -n 8 --temp 0 -t 2 -v >"$dir/verbose.txt" 2>"$dir/verbose.err" || fail "-v run exited $?"
+timeout 120 "$run" -n 8 --temp 0 -t 2 >"$dir/quiet.txt" 2>/dev/null || fail "run without -v exited $?"
+grep -q '\[info\] .*cpu backend' "$dir/verbose.err" && cmp -s "$dir/verbose.txt" "$dir/quiet.txt" \
+  && ok "-v logs on stderr: $(grep -m1 'cpu backend' "$dir/verbose.err" | cut -c1-80)" \
+  || fail "-v: stdout $(cat "$dir/verbose.txt") against $(cat "$dir/quiet.txt"); stderr $(cat "$dir/verbose.err")"
+
 # A context that fills up is said once on stderr, with the tokens it kept; the run still succeeds.
 if timeout 120 "$run" -c 8 -n 100 -p "Once" --temp 0 -t 2 >"$dir/full.txt" 2>"$dir/full.err"; then
   n=$(grep -c 'context of 8 positions is full after [0-9]* of 100 tokens (it keeps the [0-9]* prompt tokens and [0-9]* generated ones)' "$dir/full.err")

@@ -5,12 +5,15 @@
 // the sanitizer builds of the tools compile it with their own flags.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +21,13 @@
 #include "engine/backend.h"
 
 namespace tool_cli {
+
+// The library's log on stderr from `level` up, so that stdout holds only the tool's own output
+// (the generated text, the tables, the JSON).
+inline void log_to_stderr(spdlog::level::level_enum level) {
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
+  spdlog::set_level(level);
+}
 
 // An app whose --help shows each option's default.
 inline void show_defaults(CLI::App& app) { app.option_defaults()->always_capture_default(true); }

@@ -253,7 +253,7 @@ int main(int argc, char** argv) {
   }
   opt.kv_type = *engine::dtype_from_name(kv_type);
   if (opt.threads == 0) opt.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  spdlog::set_level(spdlog::level::warn);
+  tool_cli::log_to_stderr(spdlog::level::warn);
   try {
     opt.calibrate_types = calibration_types(calibrate_types);
     if (tune) print_decode_forms(engine::cpu_decode_forms(true));

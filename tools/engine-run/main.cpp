@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   opt.prompt_given = prompt->count() > 0;
   opt.warm_up = !no_warm_up;
   opt.session.profile = opt.profile || !opt.trace_out.empty() || !opt.report.empty();
-  spdlog::set_level(verbose ? spdlog::level::info : spdlog::level::warn);
+  tool_cli::log_to_stderr(verbose ? spdlog::level::info : spdlog::level::warn);
   try {
     engine::check_backend(opt.session.backend, opt.session.device);  // before any model is loaded
     if (!opt.replay.empty()) return run_replay(opt);
