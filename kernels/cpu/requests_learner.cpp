@@ -25,18 +25,26 @@ RequestsLearner::Slot* RequestsLearner::slot(DType weight, int64_t row_elements)
   return &s;
 }
 
+uint64_t RequestsLearner::trial_period(const Slot& s) {
+  size_t settled = 0;  // other ways with enough trials against the kept one
+  for (size_t way = 0; way < s.trial_ratios.size(); ++way)
+    if (static_cast<StreamRequests>(way) != s.kept && s.trial_ratios[way].size() >= kMinTrials) ++settled;
+  return settled == 2 ? kTrialPeriod : kFirstTrialPeriod;
+}
+
 StreamRequests RequestsLearner::requests(DType weight, int64_t row_elements) {
   Slot* s = slot(weight, row_elements);
   if (!s) return decode_requests(weight, row_elements);
   s->step_way = s->kept;
   // A trial needs the kept way's rate of the steps before it to be set against.
-  if (step_ % kTrialPeriod != kTrialPeriod - 1 || s->kept_rates.size() == 0) return s->step_way;
+  const uint64_t period = trial_period(*s);
+  if (step_ % period != period - 1 || s->kept_rates.size() == 0) return s->step_way;
   // The other two ways in turns, each when due.
   std::array<StreamRequests, 2> others{};
   size_t n = 0;
   for (StreamRequests way : {StreamRequests::kNearAndFar, StreamRequests::kFar, StreamRequests::kNone})
     if (way != s->kept) others[n++] = way;
-  if (step_ / kTrialPeriod % 2) std::swap(others[0], others[1]);
+  if (step_ / period % 2) std::swap(others[0], others[1]);
   for (StreamRequests way : others)
     if (s->due[static_cast<size_t>(way)] <= step_) return s->step_way = way;
   return s->step_way;
@@ -66,7 +74,7 @@ void RequestsLearner::end_step() {
     trials.add(gbs / s.kept_rates.median());
     const bool decided = trials.size() >= kMinTrials;
     s.spacing[way] = decided && trials.median() < kClearlySlower ? std::min(2 * s.spacing[way], kMostSpacing) : 1;
-    s.due[way] = step_ + 2 * kTrialPeriod * s.spacing[way] - 1;  // usually every other trial step
+    s.due[way] = step_ + 2 * trial_period(s) * s.spacing[way] - 1;  // usually every other trial step
     if (!decided || trials.median() <= kNoise) continue;
     const auto weight = static_cast<DType>(i / kRowClasses);
     spdlog::info("cpu: {} rows of {}: {} requests streamed {:.1f} % faster than {} in their last {} trials; kept from now on",

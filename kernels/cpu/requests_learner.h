@@ -1,7 +1,8 @@
 #pragma once
 // How decode's one-column products request their weight ahead (DotTile::requests), learned from
 // the steps' own product times. Each (weight dtype, row class) starts on the timed choice
-// (decode_tuning.h); one step in kTrialPeriod runs one of the other two ways instead, and its rate
+// (decode_tuning.h); one step in kTrialPeriod (in kFirstTrialPeriod until both other ways have
+// had their first trials against the kept one) runs one of the other two ways instead, and its rate
 // is set against the kept way's in the steps just before it, so that a change of the host's
 // memory speed between trials does not count. A way whose recent trials streamed faster than the
 // kept one by more than the noise is kept from then on; one clearly slower is tried ever more
@@ -21,6 +22,8 @@ namespace engine::cpu {
 class RequestsLearner {
  public:
   static constexpr uint64_t kTrialPeriod = 16;  // steps: one trial step, the rest on the kept way
+  // Until a way is settled: a choice taken in the other memory state is undone in ~30 steps, not ~100.
+  static constexpr uint64_t kFirstTrialPeriod = 4;
   static constexpr size_t kTrials = 5;          // a way's last trials that count
   static constexpr size_t kMinTrials = 3;       // before a way can be kept
   static constexpr double kNoise = 1.03;        // as the timing's (decode_tuning.h)
@@ -61,6 +64,7 @@ class RequestsLearner {
     uint64_t step_ns = 0;
   };
   static constexpr size_t kSlots = 32 * kRowClasses;  // DType ids are below 32
+  static uint64_t trial_period(const Slot& s);
   Slot* slot(DType weight, int64_t row_elements);
 
   bool on_;
