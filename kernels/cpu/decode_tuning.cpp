@@ -50,7 +50,6 @@ constexpr size_t kTimedBytesPerThread = size_t{16} << 20;  // weight bytes per t
 constexpr size_t kTimedBytesMax = size_t{128} << 20;       // up to this in all
 constexpr int kTimedPasses = 15;               // the median of these after one to warm up
 
-constexpr double kNoise = 1.03;                // rates closer than this are equals to the timing
 
 // Chosen forms by DType id (ids are below 32); kAvx512Bf16 stands for the best level in use.
 struct ChosenForm {
@@ -295,7 +294,7 @@ SimdLevel faster_form(double avx2_gbs, double avx2_vnni_gbs, double avx512_gbs) 
   SimdLevel form = cpu_simd_level();
   double rate = 0;
   for (const auto& [level, gbs] : wide_to_narrow)
-    if (level <= cpu_simd_level() && gbs > 0 && (rate == 0 || gbs > rate * kNoise)) {
+    if (level <= cpu_simd_level() && gbs > 0 && (rate == 0 || gbs > rate * kTimingNoise)) {
       form = level;
       rate = gbs;
     }
@@ -317,7 +316,7 @@ StreamRequests faster_requests(double near_and_far_gbs, double far_only_gbs, dou
   StreamRequests kept = StreamRequests::kNearAndFar;
   double rate = near_and_far_gbs;
   for (const auto& [requests, gbs] : more_to_fewer)
-    if (gbs > rate * kNoise) {
+    if (gbs > rate * kTimingNoise) {
       kept = requests;
       rate = gbs;
     }

@@ -28,6 +28,8 @@ namespace engine::cpu {
 // (shorter rows the first's).
 constexpr std::array<int64_t, 3> kTimedRowElements = {2048, 4096, 8192};
 constexpr size_t kRowClasses = kTimedRowElements.size();
+// Rates closer than this are equals to a timing of the forms or of the requests (3 %).
+constexpr double kTimingNoise = 1.03;
 // The class of rows of `row_elements`: its index in kTimedRowElements.
 size_t row_class(int64_t row_elements);
 

@@ -14,10 +14,16 @@ double RequestsLearner::Recent::median() const {
   return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 }
 
-RequestsLearner::Slot* RequestsLearner::slot(DType weight, int64_t row_elements) {
+std::optional<size_t> RequestsLearner::slot_index(DType weight, int64_t row_elements) const {
   const auto id = static_cast<uint32_t>(weight);
-  if (!on_ || id >= 32) return nullptr;
-  Slot& s = slots_[id * kRowClasses + row_class(row_elements)];
+  if (!on_ || id >= 32) return std::nullopt;
+  return id * kRowClasses + row_class(row_elements);
+}
+
+RequestsLearner::Slot* RequestsLearner::slot(DType weight, int64_t row_elements) {
+  const auto i = slot_index(weight, row_elements);
+  if (!i) return nullptr;
+  Slot& s = slots_[*i];
   if (!s.started) {
     s.started = true;
     s.kept = decode_requests(weight, row_elements);
@@ -75,7 +81,7 @@ void RequestsLearner::end_step() {
     const bool decided = trials.size() >= kMinTrials;
     s.spacing[way] = decided && trials.median() < kClearlySlower ? std::min(2 * s.spacing[way], kMostSpacing) : 1;
     s.due[way] = step_ + 2 * trial_period(s) * s.spacing[way] - 1;  // usually every other trial step
-    if (!decided || trials.median() <= kNoise) continue;
+    if (!decided || trials.median() <= kTimingNoise) continue;
     const auto weight = static_cast<DType>(i / kRowClasses);
     spdlog::info("cpu: {} rows of {}: {} requests streamed {:.1f} % faster than {} in their last {} trials; kept from now on",
                   dtype_name(weight), kTimedRowElements[i % kRowClasses], requests_name(s.step_way),
@@ -87,10 +93,8 @@ void RequestsLearner::end_step() {
 }
 
 StreamRequests RequestsLearner::kept(DType weight, int64_t row_elements) const {
-  const auto id = static_cast<uint32_t>(weight);
-  if (!on_ || id >= 32) return decode_requests(weight, row_elements);
-  const Slot& s = slots_[id * kRowClasses + row_class(row_elements)];
-  return s.started ? s.kept : decode_requests(weight, row_elements);
+  const auto i = slot_index(weight, row_elements);
+  return i && slots_[*i].started ? slots_[*i].kept : decode_requests(weight, row_elements);
 }
 
 }  // namespace engine::cpu

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "cpu/decode_tuning.h"
 #include "cpu/vec_dot.h"
@@ -26,7 +27,6 @@ class RequestsLearner {
   static constexpr uint64_t kFirstTrialPeriod = 4;
   static constexpr size_t kTrials = 5;          // a way's last trials that count
   static constexpr size_t kMinTrials = 3;       // before a way can be kept
-  static constexpr double kNoise = 1.03;        // as the timing's (decode_tuning.h)
   static constexpr double kClearlySlower = 0.9;  // a way's trials below this: its next comes later,
   static constexpr uint64_t kMostSpacing = 8;    // at most this many times its usual spacing
 
@@ -66,6 +66,8 @@ class RequestsLearner {
   static constexpr size_t kSlots = 32 * kRowClasses;  // DType ids are below 32
   static uint64_t trial_period(const Slot& s);
   Slot* slot(DType weight, int64_t row_elements);
+  // The index in slots_ of these products' slot; none when off or for a dtype id past the slots.
+  std::optional<size_t> slot_index(DType weight, int64_t row_elements) const;
 
   bool on_;
   uint64_t step_ = 0;
