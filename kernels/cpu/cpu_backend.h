@@ -25,7 +25,7 @@ namespace engine::cpu {
 class CpuBackend final : public Backend {
  public:
   // Chooses the decode forms (decode_tuning.h) while the new workers sleep.
-  explicit CpuBackend(int n_threads) : pool_(n_threads), device_(cpu_device()), learner_(decode_choice_measured()) {
+  explicit CpuBackend(int n_threads) : pool_(n_threads), device_(cpu_device()), learner_(decode_choice_measured(), keep_learned_requests) {
     ensure_decode_tuning();
   }
 

@@ -268,11 +268,13 @@ std::string cache_file_name(std::string model) {
   return "cpu-decode-" + model + ".txt";
 }
 
-// Writes through a file of its own and a rename, so a process reading it never sees half of it.
+// Writes through a file of its own (per process and write: sessions on several threads may each
+// keep a way) and a rename, so a process reading it never sees half of it.
 void write_cache(const std::string& path, const std::vector<DecodeForm>& forms) {
+  static std::atomic<uint64_t> writes{0};
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  const std::string temp = path + ".tmp" + std::to_string(getpid());
+  const std::string temp = path + ".tmp" + std::to_string(getpid()) + "-" + std::to_string(writes++);
   {
     std::ofstream out(temp);
     out << decode_tuning_text(forms);
@@ -333,6 +335,22 @@ StreamRequests decode_requests(DType weight, int64_t row_elements) {
   const auto id = static_cast<uint32_t>(weight);
   if (id >= 32) return StreamRequests::kNearAndFar;
   return chosen()[id].requests[row_class(row_elements)].load(std::memory_order_relaxed);
+}
+
+void keep_learned_requests(DType weight, int64_t row_elements, StreamRequests requests) {
+  const auto id = static_cast<uint32_t>(weight);
+  if (id >= 32) return;
+  const size_t c = row_class(row_elements);
+  chosen()[id].requests[c].store(requests, std::memory_order_relaxed);
+  std::vector<DecodeForm> forms;
+  {
+    std::lock_guard lock(forms_mutex());
+    const auto form = std::find_if(timed_forms().begin(), timed_forms().end(), [&](const DecodeForm& f) { return f.weight == weight; });
+    if (form == timed_forms().end()) return;  // nothing timed nor read: no file to keep it in
+    form->rows[c].chosen = requests;
+    forms = timed_forms();
+  }
+  if (const std::string path = decode_tuning_path(); !path.empty()) write_cache(path, forms);
 }
 
 SimdLevel decode_level(DType weight) {

@@ -64,6 +64,10 @@ SimdLevel decode_level(DType weight);
 StreamRequests decode_requests(DType weight, int64_t row_elements);
 // How the cache file and the logs name the ways of requesting a stream: "near+far", "far", "none".
 const char* requests_name(StreamRequests requests);
+// A way decode found faster on rows of that class while running (requests_learner.h): backends
+// made later start from it, and the cache file, where there is one, keeps it for later runs (its
+// timed figures unchanged), so a run starts from what the last one learned.
+void keep_learned_requests(DType weight, int64_t row_elements, StreamRequests requests);
 
 // Whether decode's choices are measured here (the forms, where there are several, and the requests,
 // requests_learner.h): not where ENGINE_CPU_TUNE=0, in sanitized builds, nor on the scalar code.

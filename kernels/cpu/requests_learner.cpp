@@ -89,6 +89,7 @@ void RequestsLearner::end_step() {
     s = Slot{};  // the figures were against the way kept before
     s.started = true;
     s.kept = static_cast<StreamRequests>(way);
+    if (on_kept_) on_kept_(weight, kTimedRowElements[i % kRowClasses], s.kept);
   }
 }
 

@@ -8,11 +8,14 @@
 // kept one by more than the noise is kept from then on; one clearly slower is tried ever more
 // rarely (a trial step on a way half as fast costs a whole step). One timing at start sees one
 // state of the host: on the Zen 5 VM of docs/benchmarks.md the memory's speed changes by half
-// within minutes, and the fastest way with it.
+// within minutes, and the fastest way with it. Each way newly kept is handed on (the backend
+// passes keep_learned_requests, so the next run starts from it).
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <utility>
 
 #include "cpu/decode_tuning.h"
 #include "cpu/vec_dot.h"
@@ -30,8 +33,11 @@ class RequestsLearner {
   static constexpr double kClearlySlower = 0.9;  // a way's trials below this: its next comes later,
   static constexpr uint64_t kMostSpacing = 8;    // at most this many times its usual spacing
 
+  // Called with each way kept in place of another, for products of that dtype on rows of that class.
+  using OnKept = std::function<void(DType weight, int64_t row_elements, StreamRequests kept)>;
+
   // Off: every product keeps the timed choice (where decode_choice_measured() is false).
-  explicit RequestsLearner(bool on) : on_(on) {}
+  explicit RequestsLearner(bool on, OnKept on_kept = nullptr) : on_(on), on_kept_(std::move(on_kept)) {}
 
   // The way products of `weight` on rows of `row_elements` take in the step now running.
   StreamRequests requests(DType weight, int64_t row_elements);
@@ -70,6 +76,7 @@ class RequestsLearner {
   std::optional<size_t> slot_index(DType weight, int64_t row_elements) const;
 
   bool on_;
+  OnKept on_kept_;
   uint64_t step_ = 0;
   std::array<Slot, kSlots> slots_{};
 };

@@ -147,5 +147,28 @@ TEST(DecodeTuning, KeepsTheFasterFormOfEachDtypeAndCachesIt) {
   }
 }
 
+TEST(DecodeTuning, AWayLearnedWhileRunningIsKeptForLaterRuns) {
+  if (cpu_simd_level() < SimdLevel::kAvx2Vnni) GTEST_SKIP() << "AVX2 alone: nothing timed, no cache file";
+  const std::string path = (std::filesystem::temp_directory_path() / ("engine-learned-" + std::to_string(getpid()) + ".txt")).string();
+  ASSERT_EQ(setenv("ENGINE_CPU_TUNE_FILE", path.c_str(), 1), 0);
+  const auto forms = tune_decode_forms();
+  const auto q8_0 = std::find_if(forms.begin(), forms.end(), [](const DecodeForm& f) { return f.weight == DType::Q8_0; });
+  ASSERT_NE(q8_0, forms.end());
+  const StreamRequests timed = q8_0->rows[row_class(8192)].chosen;
+  const StreamRequests learned = timed == StreamRequests::kNone ? StreamRequests::kFar : StreamRequests::kNone;
+  keep_learned_requests(DType::Q8_0, 8192, learned);
+  unsetenv("ENGINE_CPU_TUNE_FILE");
+  EXPECT_EQ(decode_requests(DType::Q8_0, 8192), learned) << "backends made from now on start from it";
+  EXPECT_EQ(decode_requests(DType::Q8_0, 2048), q8_0->rows[row_class(2048)].chosen) << "another row class's way is its own";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::filesystem::remove(path);
+  std::vector<DecodeForm> expected = forms;  // the timed figures and every other choice as they were
+  std::find_if(expected.begin(), expected.end(), [](const DecodeForm& f) { return f.weight == DType::Q8_0; })->rows[row_class(8192)].chosen =
+      learned;
+  EXPECT_EQ(text.str(), decode_tuning_text(expected));
+}
+
 }  // namespace
 }  // namespace engine::cpu

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <functional>
 #include <set>
+#include <tuple>
+#include <vector>
 
 #include "cpu/decode_tuning.h"
 #include "cpu/requests_learner.h"
@@ -62,7 +64,10 @@ TEST(RequestsLearner, TriesTheOtherWaysOneStepInAPeriodAndKeepsTheTimedOneWhenNo
 }
 
 TEST(RequestsLearner, KeepsAWayThatStreamsFasterThanTheNoise) {
-  RequestsLearner learner(true);
+  std::vector<std::tuple<DType, int64_t, StreamRequests>> handed_on;
+  RequestsLearner learner(true, [&](DType weight, int64_t row_elements, StreamRequests kept) {
+    handed_on.emplace_back(weight, row_elements, kept);
+  });
   const StreamRequests faster = another_way(decode_requests(kWeight, kRow));
   const auto gbs = [&](int, StreamRequests way) { return way == faster ? 46.0 : 40.0; };
   // Each other way is tried every second trial, one step in kFirstTrialPeriod at first;
@@ -70,6 +75,8 @@ TEST(RequestsLearner, KeepsAWayThatStreamsFasterThanTheNoise) {
   const int enough = static_cast<int>(2 * RequestsLearner::kMinTrials * RequestsLearner::kFirstTrialPeriod);
   run_steps(learner, enough, gbs);
   EXPECT_EQ(learner.kept(kWeight, kRow), faster);
+  ASSERT_EQ(handed_on.size(), 1u) << "the way kept is handed on once, for the next run to start from";
+  EXPECT_EQ(handed_on[0], std::make_tuple(kWeight, kRow, faster));
   const auto after = run_steps(learner, static_cast<int>(RequestsLearner::kFirstTrialPeriod) - 1, gbs, enough);
   for (StreamRequests way : after) EXPECT_EQ(way, faster);
   // Another dtype's and another row class's products are their own.
