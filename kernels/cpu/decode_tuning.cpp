@@ -51,7 +51,7 @@ constexpr size_t kTimedBytesMax = size_t{128} << 20;       // up to this in all
 constexpr int kTimedPasses = 15;               // the median of these after one to warm up
 
 
-// Chosen forms by DType id (ids are below 32); kAvx512Bf16 stands for the best level in use.
+// Chosen forms by DType id; kAvx512Bf16 stands for the best level in use.
 struct ChosenForm {
   std::atomic<SimdLevel> level{SimdLevel::kAvx512Bf16};
   std::array<std::atomic<StreamRequests>, kRowClasses> requests;  // by row class
@@ -59,8 +59,8 @@ struct ChosenForm {
     for (auto& r : requests) r.store(StreamRequests::kNearAndFar);
   }
 };
-std::array<ChosenForm, 32>& chosen() {
-  static std::array<ChosenForm, 32> forms;
+std::array<ChosenForm, kDTypeIds>& chosen() {
+  static std::array<ChosenForm, kDTypeIds> forms;
   return forms;
 }
 
@@ -76,7 +76,7 @@ std::vector<DecodeForm>& timed_forms() {  // the figures behind the choice, unde
 
 std::vector<DType> decode_dtypes() {
   std::vector<DType> types;
-  for (uint32_t id = 0; id < 32; ++id)
+  for (uint32_t id = 0; id < kDTypeIds; ++id)
     if (const auto t = dtype_from_gguf(id); t && dot_supported(*t)) types.push_back(*t);
   return types;
 }
@@ -333,13 +333,13 @@ size_t row_class(int64_t row_elements) {
 
 StreamRequests decode_requests(DType weight, int64_t row_elements) {
   const auto id = static_cast<uint32_t>(weight);
-  if (id >= 32) return StreamRequests::kNearAndFar;
+  if (id >= kDTypeIds) return StreamRequests::kNearAndFar;
   return chosen()[id].requests[row_class(row_elements)].load(std::memory_order_relaxed);
 }
 
 void keep_learned_requests(DType weight, int64_t row_elements, StreamRequests requests) {
   const auto id = static_cast<uint32_t>(weight);
-  if (id >= 32) return;
+  if (id >= kDTypeIds) return;
   const size_t c = row_class(row_elements);
   chosen()[id].requests[c].store(requests, std::memory_order_relaxed);
   std::vector<DecodeForm> forms;
@@ -355,7 +355,7 @@ void keep_learned_requests(DType weight, int64_t row_elements, StreamRequests re
 
 SimdLevel decode_level(DType weight) {
   const auto id = static_cast<uint32_t>(weight);
-  return std::min(id < 32 ? chosen()[id].level.load(std::memory_order_relaxed) : SimdLevel::kAvx512Bf16, simd_level());
+  return std::min(id < kDTypeIds ? chosen()[id].level.load(std::memory_order_relaxed) : SimdLevel::kAvx512Bf16, simd_level());
 }
 
 std::string decode_tuning_text(const std::vector<DecodeForm>& forms) {

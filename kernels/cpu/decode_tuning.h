@@ -13,6 +13,7 @@
 // Every form gives the same bits (cpu_features.h), so the choice changes speed only.
 // It is kept per CPU model in a small file, so only the first run on a machine pays the timing.
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,8 @@ namespace engine::cpu {
 // the down projections of both. A row takes the requests timed on the longest of these it reaches
 // (shorter rows the first's).
 constexpr std::array<int64_t, 3> kTimedRowElements = {2048, 4096, 8192};
+// DType ids (GGUF's) are below this: the choices are kept in tables indexed by id.
+constexpr uint32_t kDTypeIds = 32;
 constexpr size_t kRowClasses = kTimedRowElements.size();
 // Rates closer than this are equals to a timing of the forms or of the requests (3 %).
 constexpr double kTimingNoise = 1.03;

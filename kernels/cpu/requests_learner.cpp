@@ -16,7 +16,7 @@ double RequestsLearner::Recent::median() const {
 
 std::optional<size_t> RequestsLearner::slot_index(DType weight, int64_t row_elements) const {
   const auto id = static_cast<uint32_t>(weight);
-  if (!on_ || id >= 32) return std::nullopt;
+  if (!on_ || id >= kDTypeIds) return std::nullopt;
   return id * kRowClasses + row_class(row_elements);
 }
 

@@ -69,7 +69,7 @@ class RequestsLearner {
     size_t step_bytes = 0;
     uint64_t step_ns = 0;
   };
-  static constexpr size_t kSlots = 32 * kRowClasses;  // DType ids are below 32
+  static constexpr size_t kSlots = kDTypeIds * kRowClasses;
   static uint64_t trial_period(const Slot& s);
   Slot* slot(DType weight, int64_t row_elements);
   // The index in slots_ of these products' slot; none when off or for a dtype id past the slots.
