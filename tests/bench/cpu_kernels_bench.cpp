@@ -19,9 +19,17 @@
 // stream ahead (vec_dot.h: StreamRequests), to compare them within one process
 // (--benchmark_enable_random_interleaving); K is each row length the decode timing times
 // (kTimedRowElements: 2048, 4096, 8192).
+// `mul_mat_decode_steps/<dtype>/<gaps>` runs the one-column products of a 1B llama decode step
+// (16 layers of Q+K+V, O, gate+up and down, 2048 wide, 8192 in the MLP) in order on the CPU
+// backend's pool, each split in whole packed groups over all hardware threads, on the form and
+// requests decode keeps: `no_gaps` back to back, `decode_gaps` with the caller busy between
+// products as long as a decode step's other ops keep it (kDecodeGapsUs): how close the kernels
+// alone stream such a step to probe_GB/s, and what the pauses between products cost them.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -37,6 +45,8 @@
 #include "cpu/host_buffer.h"
 #include "cpu/kernels.h"
 #include "cpu/repack.h"
+#include "cpu/row_split.h"
+#include "cpu/thread_pool.h"
 #include "cpu/vec_dot.h"
 #include "cpu/vec_math.h"
 #include "cost/hardware.h"
@@ -211,6 +221,70 @@ void mul_mat_decode_stream(benchmark::State& state, DType type, int64_t k, std::
   }
 }
 
+// Microseconds from the end of each product of a layer to the next product's start in a 1B Q4_0
+// decode on the 2-core Zen 5 of docs/benchmarks.md: after Q+K+V the attention block (ropes, KV
+// stores, attention), after O, gate+up and down the norms, adds and activation.
+constexpr std::array<double, 4> kDecodeGapsUs = {33, 5, 4, 6};
+
+void mul_mat_decode_steps(benchmark::State& state, DType type, bool gaps) {
+  engine::cpu::ensure_decode_tuning();
+  constexpr int kLayers = 16;
+  struct Product {
+    int64_t k, rows;
+  };
+  constexpr std::array<Product, 4> kLayer = {{{kK, 3072}, {kK, 2048}, {kK, 16384}, {kRows, kK}}};  // Q+K+V, O, gate+up, down
+  size_t layer_bytes = 0;
+  for (const Product& p : kLayer) layer_bytes += static_cast<size_t>(p.rows) * engine::row_bytes(type, p.k);
+  static std::map<DType, engine::HostMemory> made;  // made once per dtype: 0.5-1 GiB
+  if (!made.count(type)) {
+    engine::HostMemory filled(layer_bytes * kLayers);
+    size_t at = 0;
+    for (int l = 0; l < kLayers; ++l)
+      for (const Product& p : kLayer) {  // each product's rows: the same packed rows over and over
+        const Matrix& m = matrix(type, p.k, kRows / 8, 1, true);
+        for (int64_t r = 0; r < p.rows; r += kRows / 8, at += m.w.size()) std::memcpy(filled.data() + at, m.w.data(), m.w.size());
+      }
+    made.emplace(type, std::move(filled));
+  }
+  const engine::HostMemory& weights = made.at(type);
+  engine::cpu::ThreadPool pool(engine::cpu::cpu_thread_count(0));
+  const int nth = pool.size();
+  std::vector<engine::cpu::HostBuffer> work(static_cast<size_t>(nth));
+  std::vector<float> out(static_cast<size_t>(kLayer[2].rows));
+  const engine::cpu::SimdLevel level = engine::cpu::decode_level(type);
+  const auto spin_us = [](double us) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::micro>(us);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  };
+  for (auto _ : state) {
+    const std::byte* at = weights.data();
+    for (int l = 0; l < kLayers; ++l)
+      for (size_t j = 0; j < kLayer.size(); ++j) {
+        const Product& p = kLayer[j];
+        const Matrix& m = matrix(type, p.k, kRows / 8, 1, true);
+        pool.run(nth, [&](int ith) {
+          const engine::cpu::WorkRange groups = engine::cpu::split_work(p.rows / engine::cpu::kPackRows, ith, nth);
+          const int64_t r0 = groups.begin * engine::cpu::kPackRows, rows = (groups.end - groups.begin) * engine::cpu::kPackRows;
+          engine::cpu::DotTile tile{p.k, reinterpret_cast<const char*>(at) + r0 * static_cast<int64_t>(m.w_row), m.w_row, rows,
+                                    reinterpret_cast<const char*>(m.a.data()), m.a_row, 1, reinterpret_cast<char*>(out.data() + r0),
+                                    sizeof(float), sizeof(float) * static_cast<size_t>(rows), true};
+          tile.requests = engine::cpu::decode_requests(type, p.k);
+          engine::cpu::HostBuffer& mine = work[static_cast<size_t>(ith)];
+          mine.reserve(engine::cpu::dot_tile_work_size_at(level, type, DotOrder::kRow, tile));
+          tile.work = static_cast<char*>(mine.data());
+          tile.work_size = mine.size();
+          engine::cpu::dot_tile_at(level, type, DotOrder::kRow, tile);
+        });
+        at += static_cast<size_t>(p.rows) * m.w_row;
+        if (gaps) spin_us(kDecodeGapsUs[j]);
+      }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["weight_GB/s"] = benchmark::Counter(static_cast<double>(weights.size()) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["probe_GB/s"] = cost::measure_read_bandwidth_gbs(nth).value_or(0);
+}
+
 void attention_qk(benchmark::State& state, bool simd) {
   mul_mat_rows(state, DType::F16, kHeadDim, kPromptTokens, kPromptTokens, kPromptTokens, level_for(simd), false);
 }
@@ -313,6 +387,13 @@ int register_all() {
             ->Threads(engine::cpu::cpu_thread_count(0))
             ->UseRealTime()
             ->Unit(benchmark::kMillisecond);
+  for (DType t : {DType::Q4_0, DType::Q8_0})
+    for (bool gaps : {false, true})
+      benchmark::RegisterBenchmark(
+          ("mul_mat_decode_steps/" + std::string(engine::dtype_name(t)) + (gaps ? "/decode_gaps" : "/no_gaps")).c_str(),
+          mul_mat_decode_steps, t, gaps)
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
   for (DType t : {DType::Q8_0, DType::Q4_1, DType::Q4_K})
     for (bool simd : {true, false})
       benchmark::RegisterBenchmark(
