@@ -342,15 +342,12 @@ void keep_learned_requests(DType weight, int64_t row_elements, StreamRequests re
   if (id >= kDTypeIds) return;
   const size_t c = row_class(row_elements);
   chosen()[id].requests[c].store(requests, std::memory_order_relaxed);
-  std::vector<DecodeForm> forms;
-  {
-    std::lock_guard lock(forms_mutex());
-    const auto form = std::find_if(timed_forms().begin(), timed_forms().end(), [&](const DecodeForm& f) { return f.weight == weight; });
-    if (form == timed_forms().end()) return;  // nothing timed nor read: no file to keep it in
-    form->rows[c].chosen = requests;
-    forms = timed_forms();
-  }
-  if (const std::string path = decode_tuning_path(); !path.empty()) write_cache(path, forms);
+  // Written under the lock, so that of two sessions' ways kept at once the file ends with the later.
+  std::lock_guard lock(forms_mutex());
+  const auto form = std::find_if(timed_forms().begin(), timed_forms().end(), [&](const DecodeForm& f) { return f.weight == weight; });
+  if (form == timed_forms().end()) return;  // nothing timed nor read: no file to keep it in
+  form->rows[c].chosen = requests;
+  if (const std::string path = decode_tuning_path(); !path.empty()) write_cache(path, timed_forms());
 }
 
 SimdLevel decode_level(DType weight) {
