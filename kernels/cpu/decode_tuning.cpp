@@ -50,7 +50,6 @@ constexpr size_t kTimedBytesPerThread = size_t{16} << 20;  // weight bytes per t
 constexpr size_t kTimedBytesMax = size_t{128} << 20;       // up to this in all
 constexpr int kTimedPasses = 15;               // the median of these after one to warm up
 
-
 // Chosen forms by DType id; kAvx512Bf16 stands for the best level in use.
 struct ChosenForm {
   std::atomic<SimdLevel> level{SimdLevel::kAvx512Bf16};
@@ -268,8 +267,8 @@ std::string cache_file_name(std::string model) {
   return "cpu-decode-" + model + ".txt";
 }
 
-// Writes through a file of its own (per process and write: sessions on several threads may each
-// keep a way) and a rename, so a process reading it never sees half of it.
+// Writes through a file of its own (per process and write: a timing and a kept way may write at
+// once) and a rename, so a process reading it never sees half of it.
 void write_cache(const std::string& path, const std::vector<DecodeForm>& forms) {
   static std::atomic<uint64_t> writes{0};
   std::error_code ec;

@@ -247,6 +247,8 @@ void mul_mat_decode_steps(benchmark::State& state, DType type, bool gaps) {
     made.emplace(type, std::move(filled));
   }
   const engine::HostMemory& weights = made.at(type);
+  std::array<const Matrix*, kLayer.size()> rows_of{};  // after all are made: making one moves the others
+  for (size_t j = 0; j < kLayer.size(); ++j) rows_of[j] = &matrix(type, kLayer[j].k, kRows / 8, 1, true);
   engine::cpu::ThreadPool pool(engine::cpu::cpu_thread_count(0));
   const int nth = pool.size();
   std::vector<engine::cpu::HostBuffer> work(static_cast<size_t>(nth));
@@ -262,7 +264,7 @@ void mul_mat_decode_steps(benchmark::State& state, DType type, bool gaps) {
     for (int l = 0; l < kLayers; ++l)
       for (size_t j = 0; j < kLayer.size(); ++j) {
         const Product& p = kLayer[j];
-        const Matrix& m = matrix(type, p.k, kRows / 8, 1, true);
+        const Matrix& m = *rows_of[j];
         pool.run(nth, [&](int ith) {
           const engine::cpu::WorkRange groups = engine::cpu::split_work(p.rows / engine::cpu::kPackRows, ith, nth);
           const int64_t r0 = groups.begin * engine::cpu::kPackRows, rows = (groups.end - groups.begin) * engine::cpu::kPackRows;
