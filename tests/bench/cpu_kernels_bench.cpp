@@ -3,7 +3,7 @@
 // columns), single-threaded through dot_tile, the kernel mul_mat calls. Counters: GMAC/s and
 // weight bytes streamed per second. Scalar prefill runs on the first 512 rows only (it would
 // take tens of seconds per iteration); compare it by its GMAC/s. The `simd_packed` runs take the
-// weight in the packed layout the CPU backend gives Q4_0 / Q8_0 / Q4_K / Q6_K (repack.h).
+// weight in the packed layout the CPU backend gives Q4_0 / Q8_0 / Q4_K / Q5_K / Q6_K (repack.h).
 // `mul_mat_prefill/q8_0/amx` runs the prefill shape through mul_mat itself, which takes the AMX
 // tiles with float activations where the CPU has them (mul_mat_amx.h).
 // `attention_qk` is one head's q.k of a 512-token prompt: 512 F16 keys of 64 elements times 512
@@ -361,7 +361,7 @@ int register_all() {
           ->Unit(benchmark::kMillisecond)
           ->Iterations(1);
     }
-  for (DType t : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
+  for (DType t : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
     const std::string suffix = std::string(engine::dtype_name(t)) + "/simd_packed";
     benchmark::RegisterBenchmark(("mul_mat_decode/" + suffix).c_str(), mul_mat, t, 1, true, true)->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("mul_mat_prefill/" + suffix).c_str(), mul_mat, t, 512, true, true)
