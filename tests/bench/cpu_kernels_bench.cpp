@@ -25,12 +25,18 @@
 // requests decode keeps: `no_gaps` back to back, `decode_gaps` with the caller busy between
 // products as long as a decode step's other ops keep it (kDecodeGapsUs): how close the kernels
 // alone stream such a step to probe_GB/s, and what the pauses between products cost them.
+// `thread_pool_handoff` is one ThreadPool::run of an empty job on every hardware thread: what
+// each parallel node of a step pays to hand work to the pool and collect it, which is the cost of
+// moving a cache line between the cores (on a shared VM it changes with where the host puts
+// them: docs/benchmarks.md).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -351,6 +357,17 @@ std::vector<DotForm> dot_forms() {
   return forms;
 }
 
+void thread_pool_handoff(benchmark::State& state) {
+  engine::cpu::ThreadPool pool(engine::cpu::cpu_thread_count(0));
+  std::atomic<int64_t> jobs{0};
+  const std::function<void(int)> job = [&](int ith) {
+    if (ith == 0) jobs.fetch_add(1, std::memory_order_relaxed);
+  };
+  for (auto _ : state) pool.run(pool.size(), job);
+  if (jobs.load() != static_cast<int64_t>(state.iterations())) state.SkipWithError("a job ran a wrong number of times");
+  state.counters["threads"] = pool.size();
+}
+
 int register_all() {
   for (DType t : kTypes)
     for (bool simd : {true, false}) {
@@ -405,6 +422,7 @@ int register_all() {
   for (bool simd : {true, false})
     benchmark::RegisterBenchmark(simd ? "attention_qk/F16/simd" : "attention_qk/F16/scalar", attention_qk, simd)
         ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("thread_pool_handoff", thread_pool_handoff)->UseRealTime();
   return 0;
 }
 
