@@ -105,12 +105,14 @@ void CpuBackend::bind_leaf(Tensor& leaf) {
 
 void CpuBackend::pack_weights(const Graph& graph) {
   for (Tensor* w : weights_to_pack(graph, [&](const Tensor& t) { return is_packed(&t); })) {
-    const int64_t groups = w->ne[1] * w->ne[2] / kPackRows;  // a 3-d tensor's experts one after another
-    const size_t group_bytes = kPackRows * w->nb[1];
+    const int64_t chunk_blocks = packed_chunk_blocks(*w);
+    const int64_t unit = chunk_blocks > 0 ? kChunkGroups * kPackRows : kPackRows;  // rows: whole runs, else groups
+    const int64_t units = w->ne[1] * w->ne[2] / unit;  // a 3-d tensor's experts one after another
+    const size_t unit_bytes = static_cast<size_t>(unit) * w->nb[1];
     pool_.run(pool_.size(), [&](int ith) {
-      const WorkRange mine = split_work(groups, ith, pool_.size());
+      const WorkRange mine = split_work(units, ith, pool_.size());
       if (mine.begin < mine.end)
-        pack_rows(w->type, w->ne[0], (mine.end - mine.begin) * kPackRows, static_cast<char*>(w->data) + mine.begin * group_bytes);
+        pack_rows(w->type, w->ne[0], (mine.end - mine.begin) * unit, static_cast<char*>(w->data) + mine.begin * unit_bytes, chunk_blocks);
     });
     packed_[w->storage_index] = true;
   }

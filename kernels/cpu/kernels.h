@@ -84,6 +84,7 @@ struct MulMatBatch {
   bool packed = false;  // w is regrouped (repack.h)
   char* work = nullptr;
   size_t work_size = 0;
+  int64_t chunk_blocks = 0;  // packed: DotTile::chunk_blocks
 };
 // Output rows [row0, row0 + rows) of one batch for activation columns [c_begin, c_end), in the
 // tiles and orders mul_mat gives them (kMulMatCausal / kMulMatKvSpan included).

@@ -7,6 +7,7 @@
 
 #include "cpu/kernels.h"
 #include "cpu/mul_mat_amx.h"
+#include "cpu/repack.h"
 #include "cpu/row_split.h"
 #include "cpu/vec_dot.h"
 #include "engine/op_params.h"
@@ -107,7 +108,7 @@ void for_column_tiles(const Tensor* dst, DotOrder order, int64_t row0, int64_t r
 DotTile tile_at(const Tensor* dst, const MulMatBatch& batch, int64_t c_begin, const TilePlace& place) {
   const size_t w_row = dst->src[0]->nb[1];
   const int64_t col = place.col - c_begin;
-  return DotTile{place.n,
+  DotTile tile{place.n,
                  batch.w + place.row * static_cast<int64_t>(w_row),
                  w_row,
                  place.rows,
@@ -120,13 +121,16 @@ DotTile tile_at(const Tensor* dst, const MulMatBatch& batch, int64_t c_begin, co
                  batch.packed,
                  batch.work,
                  batch.work_size};
+  tile.chunk_blocks = batch.chunk_blocks;
+  return tile;
 }
 
 // The work memory the tile at `place` takes (dot_tile_work_size reads only its shape).
 size_t tile_work_size(const Tensor* dst, bool packed, const TilePlace& place) {
   const Tensor* a = dst->src[0];
-  return dot_tile_work_size(a->type, place.order,
-                            DotTile{place.n, nullptr, a->nb[1], place.rows, nullptr, 0, place.cols, nullptr, 0, 0, packed});
+  DotTile tile{place.n, nullptr, a->nb[1], place.rows, nullptr, 0, place.cols, nullptr, 0, 0, packed};
+  tile.chunk_blocks = packed ? packed_chunk_blocks(*a) : 0;
+  return dot_tile_work_size(a->type, place.order, tile);
 }
 
 // Decode attention's query-key product, whose rows are KV positions (a head's row for one
@@ -200,10 +204,15 @@ MulMatWork mul_mat_work(const Tensor* dst, bool weight_packed) {
   return {act_region_bytes(a, b), std::max(gather_bytes(b), tiles), split};
 }
 
-int64_t row_groups(const Tensor* dst) { return (dst->src[0]->ne[1] + kRowBlock - 1) / kRowBlock; }
+// The output rows a one-column product's threads take at a time: kRowBlock, or a chunked
+// weight's runs of groups (repack.h), which its kernels read whole.
+int64_t row_unit(const ColumnProduct& product) {
+  return product.weight_packed && packed_chunk_blocks(*product.dst->src[0]) > 0 ? kChunkGroups * kPackRows : kRowBlock;
+}
+int64_t row_units(const ColumnProduct& product) { return (product.dst->src[0]->ne[1] + row_unit(product) - 1) / row_unit(product); }
 
 // One-column products' work memory: each thread's copy of the converted column, then its slice;
-// and their output rows in kRowBlock groups, all products' groups counted one after another.
+// and their output rows in units (row_unit), all products' units counted one after another.
 struct ColumnWork {
   size_t acts, slice;
   int64_t groups;
@@ -211,10 +220,13 @@ struct ColumnWork {
 
 ColumnWork column_work(std::span<const ColumnProduct> products, int nth) {
   const Tensor* first = products.front().dst;
-  int64_t groups = 0;
-  for (const ColumnProduct& product : products) groups += row_groups(product.dst);
-  // A piece a thread claims lies within one thread's even range of the groups.
-  const int64_t most_rows = (groups + nth - 1) / nth * kRowBlock;
+  int64_t groups = 0, unit = kRowBlock;
+  for (const ColumnProduct& product : products) {
+    groups += row_units(product);
+    unit = std::max(unit, row_unit(product));
+  }
+  // A piece a thread claims lies within one thread's even range of the units.
+  const int64_t most_rows = (groups + nth - 1) / nth * unit;
   size_t tiles = 0;
   for (const ColumnProduct& product : products) {
     const Tensor* dst = product.dst;
@@ -226,7 +238,7 @@ ColumnWork column_work(std::span<const ColumnProduct> products, int nth) {
 }
 
 // One-column products of one column on thread p.ith: its own copy of the converted column, then
-// rows in whole kRowBlock groups, the products' groups one after another: its range and others'
+// rows in whole units (row_unit), the products' units one after another: its range and others'
 // tails as p.claims hands them out, else its even share.
 void mul_mat_one_column(const ComputeParams& p, std::span<const ColumnProduct> products, const ColumnWork& work) {
   const Tensor* first = products.front().dst;
@@ -241,12 +253,13 @@ void mul_mat_one_column(const ComputeParams& p, std::span<const ColumnProduct> p
     for (const ColumnProduct& product : products) {
       const Tensor* dst = product.dst;
       const Tensor* a = dst->src[0];
-      const int64_t begin = std::max(g.begin, base) - base, end = std::min(g.end, base + row_groups(dst)) - base;
-      base += row_groups(dst);
+      const int64_t units = row_units(product), unit = row_unit(product);
+      const int64_t begin = std::max(g.begin, base) - base, end = std::min(g.end, base + units) - base;
+      base += units;
       if (begin >= end) continue;
-      const int64_t row0 = begin * kRowBlock, rows = std::min(a->ne[1], end * kRowBlock) - row0;
+      const int64_t row0 = begin * unit, rows = std::min(a->ne[1], end * unit) - row0;
       const MulMatBatch batch{bytes(a->data), acts, act_row, static_cast<char*>(dst->data), dst->nb[0], dst->nb[1],
-                              product.weight_packed, mine, work.slice};
+                              product.weight_packed, mine, work.slice, product.weight_packed ? packed_chunk_blocks(*a) : 0};
       for_column_tiles(dst, mul_mat_order(dst), row0, rows, 0, 1, [&](const TilePlace& t) {
         const DotTile tile = tile_at(dst, batch, 0, t);
         if (p.column_requests) return dot_column(a->type, t.order, tile, *p.column_requests);
@@ -368,7 +381,9 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
                             split.heads > 1 ? dst->nb[2] : dst->nb[1],
                             p.weight_packed,
                             mine,
-                            work.slice};
+                            work.slice,
+                            p.weight_packed ? packed_chunk_blocks(*a) : 0};
+    static_assert(kRowChunk % (kChunkGroups * kPackRows) == 0, "a work item's rows are whole runs of a chunked weight");
     const int64_t row0 = chunk * split.chunk_rows, rows = std::min(ne01, row0 + split.chunk_rows) - row0;
     for_item_tiles(dst, split, row0, rows, [&](const TilePlace& t) { dot_tile(a->type, t.order, tile_at(dst, batch, 0, t)); });
   }

@@ -40,12 +40,13 @@ const KLayout* k_layout(DType type) {
   }
 }
 
-// Moves one group between the layouts: to_packed, file rows `rows` -> `packed`; else back.
-void convert_group(DType type, int64_t k, char* rows, char* packed, bool to_packed) {
+// Moves the group of rows [r0, r0 + kPackRows) of a packed weight at `packed` (chunked as
+// chunk_blocks says) between the layouts: to_packed, its file rows `rows` -> there; else back.
+void convert_group(DType type, int64_t k, char* rows, char* packed, int64_t r0, int64_t chunk_blocks, bool to_packed) {
   const size_t bb = dtype_info(type).block_bytes, row = row_bytes(type, k);
   const auto move = [&](char* file, char* pack, size_t n) { std::memcpy(to_packed ? pack : file, to_packed ? file : pack, n); };
   for (int64_t i = 0; i < k / dtype_info(type).block_size; ++i) {
-    char* pack = packed + i * kPackRows * bb;
+    char* pack = packed + packed_block_offset(r0, i, bb, row, chunk_blocks);
     for (int64_t r = 0; r < kPackRows; ++r) {
       char* file = rows + r * row + i * bb;
       if (const KLayout* kl = k_layout(type)) {
@@ -89,15 +90,34 @@ bool packable(const Tensor& w) {
   return has_packed_layout(w.type) && w.has(kWeight) && w.ne[1] % kPackRows == 0 && w.ne[3] == 1 && w.is_contiguous();
 }
 
-void pack_rows(DType type, int64_t k, int64_t rows, void* data) {
+int64_t packed_chunk_blocks(DType type, int64_t k, int64_t rows) {
+  switch (type) {
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q5_1:
+    case DType::Q4_K: break;
+    default: return 0;
+  }
+  const size_t group_row = kPackRows * row_bytes(type, k);
+  if (group_row <= kLongGroupBytes || rows % (kChunkGroups * kPackRows) != 0) return 0;
+  const int64_t blocks = k / dtype_info(type).block_size;
+  const auto chunks = static_cast<int64_t>((group_row + kPackChunkBytes - 1) / kPackChunkBytes);
+  return (blocks + chunks - 1) / chunks;
+}
+
+int64_t packed_chunk_blocks(const Tensor& w) { return w.ne[2] == 1 ? packed_chunk_blocks(w.type, w.ne[0], w.ne[1]) : 0; }
+
+void pack_rows(DType type, int64_t k, int64_t rows, void* data, int64_t chunk_blocks) {
   if (!has_packed_layout(type)) throw Error("pack_rows: no packed layout for " + std::string(dtype_name(type)));
-  if (rows % kPackRows != 0) throw Error("pack_rows: " + std::to_string(rows) + " rows are not whole groups");
-  const size_t group_bytes = kPackRows * row_bytes(type, k);
-  std::vector<char> group(group_bytes);
-  for (int64_t g = 0; g < rows / kPackRows; ++g) {
-    char* file = static_cast<char*>(data) + g * group_bytes;
-    std::memcpy(group.data(), file, group_bytes);
-    convert_group(type, k, group.data(), file, true);
+  const int64_t unit = chunk_blocks > 0 ? kChunkGroups * kPackRows : kPackRows;
+  if (rows % unit != 0) throw Error("pack_rows: " + std::to_string(rows) + " rows are not whole groups of " + std::to_string(unit));
+  const size_t unit_bytes = static_cast<size_t>(unit) * row_bytes(type, k), group_bytes = kPackRows * row_bytes(type, k);
+  std::vector<char> file(unit_bytes);
+  for (int64_t u = 0; u < rows / unit; ++u) {
+    char* packed = static_cast<char*>(data) + u * unit_bytes;
+    std::memcpy(file.data(), packed, unit_bytes);
+    for (int64_t r0 = 0; r0 < unit; r0 += kPackRows)
+      convert_group(type, k, file.data() + r0 / kPackRows * group_bytes, packed, r0, chunk_blocks, true);
   }
 }
 
@@ -124,9 +144,9 @@ std::vector<Tensor*> weights_to_pack(const Graph& graph, const std::function<boo
   return out;
 }
 
-void unpack_group(DType type, int64_t k, const char* group, char* out) {
+void unpack_group(DType type, int64_t k, const char* packed, int64_t r0, int64_t chunk_blocks, char* out) {
   if (!has_packed_layout(type)) throw Error("unpack_group: no packed layout for " + std::string(dtype_name(type)));
-  convert_group(type, k, out, const_cast<char*>(group), false);
+  convert_group(type, k, out, const_cast<char*>(packed), r0, chunk_blocks, false);
 }
 
 }  // namespace engine::cpu

@@ -16,6 +16,7 @@
 //         alternate.
 //   Q6_K: rows in pairs; per pair the two rows' 32-byte pieces of ql then qh alternate, then
 //         their 16 scales, then their two d.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -26,6 +27,35 @@ namespace engine::cpu {
 
 constexpr int64_t kPackRows = 16;
 
+// Long rows: a decode product reads a group's whole row of blocks between two uses of an
+// activation block, and past L1's size the activation leaves L1 each time (on the Zen 5 of
+// docs/benchmarks.md products on rows of 8192 streamed 10-13 % slower than on rows of 2048).
+// Where a group's row outgrows kLongGroupBytes, the weight's groups lie in runs of kChunkGroups,
+// chunk by chunk: chunk c of every group of the run (blocks [c * chunk_blocks, ...), the last
+// chunk shorter), then chunk c + 1. A one-column product walks a run in that order: one stream,
+// each activation chunk read by the run's groups while it is in L1.
+constexpr size_t kLongGroupBytes = 48 * 1024;
+constexpr size_t kPackChunkBytes = 16 * 1024;  // a group's blocks in one chunk, about
+constexpr int64_t kChunkGroups = 4;
+
+// The blocks of a chunk for a 2-D weight of `type` with rows of k elements, `rows` rows; 0 where
+// its groups lie whole (short rows, rows not whole runs, and the dtypes whose one-column kernels
+// walk groups whole).
+int64_t packed_chunk_blocks(DType type, int64_t k, int64_t rows);
+int64_t packed_chunk_blocks(const Tensor& w);  // 0 for 3-D (experts)
+
+// Byte offset of block i of the group holding row r (counted from a run's first row) in a
+// packed weight of rows row_bytes long and blocks of block_bytes, chunked as chunk_blocks says.
+inline size_t packed_block_offset(int64_t r, int64_t i, size_t block_bytes, size_t row_bytes, int64_t chunk_blocks) {
+  const int64_t group = r / kPackRows;
+  const auto block = static_cast<int64_t>(kPackRows * block_bytes);
+  if (chunk_blocks == 0) return static_cast<size_t>(group * kPackRows * static_cast<int64_t>(row_bytes) + i * block);
+  const int64_t blocks = static_cast<int64_t>(row_bytes / block_bytes);
+  const int64_t run = group / kChunkGroups, g = group % kChunkGroups, c0 = i / chunk_blocks * chunk_blocks;
+  const int64_t len = std::min(chunk_blocks, blocks - c0);
+  return static_cast<size_t>(run * kChunkGroups * kPackRows * static_cast<int64_t>(row_bytes) + (c0 * kChunkGroups + g * len + i - c0) * block);
+}
+
 // True for the dtypes with a packed layout (above).
 bool has_packed_layout(DType type);
 // True when `w` (a model weight) has a packed layout: a legacy or K-quant type, dense, rows a
@@ -33,14 +63,16 @@ bool has_packed_layout(DType type);
 bool packable(const Tensor& w);
 
 
-// Regroups `rows` rows of k elements (rows a multiple of kPackRows) at data into the packed layout.
-void pack_rows(DType type, int64_t k, int64_t rows, void* data);
+// Regroups `rows` rows of k elements at data into the packed layout, chunked as chunk_blocks
+// says (packed_chunk_blocks of the whole weight; rows then whole runs, else whole groups).
+void pack_rows(DType type, int64_t k, int64_t rows, void* data, int64_t chunk_blocks = 0);
 
 // The packable weights of the graph that only products (is_mat_mul) read as their weight
 // operand, less those `packed` says are packed already: pack_rows each, then remember it packed.
 std::vector<Tensor*> weights_to_pack(const Graph& graph, const std::function<bool(const Tensor&)>& packed);
 
-// One packed group (kPackRows rows of k elements) back in the file layout, rows row_bytes apart.
-void unpack_group(DType type, int64_t k, const char* group, char* out);
+// The packed group of rows [r0, r0 + kPackRows) (r0 from a run's first row at `packed`, chunked as
+// chunk_blocks says) back in the file layout at out, rows row_bytes apart.
+void unpack_group(DType type, int64_t k, const char* packed, int64_t r0, int64_t chunk_blocks, char* out);
 
 }  // namespace engine::cpu

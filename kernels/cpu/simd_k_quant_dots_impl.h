@@ -374,67 +374,72 @@ template <bool Native>
 void q4_K_packed_column(const DotTile& t) {
   constexpr size_t kBlock = sizeof(engine::quant::BlockQ4_K), kQuarter = kPackRows * kBlock / 4;
   constexpr int kGroups = kPackRows / kRowLanes;  // registers a packed row group fills
-  const int64_t nb = t.n / kQK_K;
   const BlockQ8_K* a = reinterpret_cast<const BlockQ8_K*>(t.a);
-  for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) {
-    VR acc[kGroups], acc_min[kGroups];
-    for (int g = 0; g < kGroups; ++g) acc[g] = acc_min[g] = vr_zero();
-    for (int64_t i = 0; i < nb; ++i) {
-      const char* group = packed_block(t, r0, i, kBlock);
-      const auto header = [&](int g, int c) { return vi_load(group + (c * kPackRows + g * kRowLanes) * 4); };
-      VI sum[kGroups], mins[kGroups];
-      for (int g = 0; g < kGroups; ++g) sum[g] = mins[g] = vi_set1(0);
+  struct Acc {
+    VR sums[kGroups], mins[kGroups];
+  };
+  column_passes<Acc>(
+      t, kPackRows, t.n / kQK_K, kBlock,
+      [&](int64_t, int64_t i, const char* group, Acc& acc) __attribute__((always_inline)) {
+        const auto header = [&](int g, int c) { return vi_load(group + (c * kPackRows + g * kRowLanes) * 4); };
+        VI sum[kGroups], mins[kGroups];
+        for (int g = 0; g < kGroups; ++g) sum[g] = mins[g] = vi_set1(0);
 #pragma GCC unroll 4
-      for (int m = 0; m < 4; ++m) {  // sub-blocks 2m (low nibbles) and 2m + 1 (high nibbles)
-        const char* quarter = group + m * kQuarter;
-        prefetch_stream(quarter + 8 * 64, kQuarter - 8 * 64, t.requests);
-        const int8_t* aq = a[i].qs + 64 * m;
-        const VI levels_lo = vi_dwords32(aq), levels_hi = vi_dwords32(aq + 32);
-        VI s_lo[kGroups][2], s_hi[kGroups][2];
-        for (int g = 0; g < kGroups; ++g) s_lo[g][0] = s_lo[g][1] = s_hi[g][0] = s_hi[g][1] = vi_set1(0);
+        for (int m = 0; m < 4; ++m) {  // sub-blocks 2m (low nibbles) and 2m + 1 (high nibbles)
+          const char* quarter = group + m * kQuarter;
+          prefetch_stream(quarter + 8 * 64, kQuarter - 8 * 64, t.requests);
+          const int8_t* aq = a[i].qs + 64 * m;
+          const VI levels_lo = vi_dwords32(aq), levels_hi = vi_dwords32(aq + 32);
+          VI s_lo[kGroups][2], s_hi[kGroups][2];
+          for (int g = 0; g < kGroups; ++g) s_lo[g][0] = s_lo[g][1] = s_hi[g][0] = s_hi[g][1] = vi_set1(0);
 #pragma GCC unroll 8
-        for (int j = 0; j < 8; ++j) {
-          const VI low_levels = vi_dword(levels_lo, j), high_levels = vi_dword(levels_hi, j);
-          for (int g = 0; g < kGroups; ++g) {
-            const VI quad = vi_load(group + ((4 + 8 * m + j) * kPackRows + g * kRowLanes) * 4);
-            s_lo[g][j & 1] = vi_nibble_dot(s_lo[g][j & 1], vi_low_nibbles(quad), low_levels);
-            s_hi[g][j & 1] = vi_dot_u8v(s_hi[g][j & 1], Native ? vi_high_nibbles_x16(quad) : vi_high_nibbles(quad), high_levels);
+          for (int j = 0; j < 8; ++j) {
+            const VI low_levels = vi_dword(levels_lo, j), high_levels = vi_dword(levels_hi, j);
+            for (int g = 0; g < kGroups; ++g) {
+              const VI quad = vi_load(group + ((4 + 8 * m + j) * kPackRows + g * kRowLanes) * 4);
+              s_lo[g][j & 1] = vi_nibble_dot(s_lo[g][j & 1], vi_low_nibbles(quad), low_levels);
+              s_hi[g][j & 1] = vi_dot_u8v(s_hi[g][j & 1], Native ? vi_high_nibbles_x16(quad) : vi_high_nibbles(quad), high_levels);
+            }
+            prefetch_stream(quarter + 64 * j, 64, t.requests);  // after the line's products: 2-6 % faster than before them
           }
-          prefetch_stream(quarter + 64 * j, 64, t.requests);  // after the line's products: 2-6 % faster than before them
+          const int16_t* bs = a[i].bsums + 4 * m;
+          for (int g = 0; g < kGroups; ++g) {
+            const VI h[4] = {vi_set1(0), header(g, 1), header(g, 2), header(g, 3)};  // d | dmin (h[0]) is not read here
+            const VI lo = vi_widen_nibble_dots(vi_add_nibble_dots(s_lo[g][0], s_lo[g][1]));
+            const VI hi = Native ? vi_shift_right(vi_add(s_hi[g][0], s_hi[g][1]), 4) : vi_add(s_hi[g][0], s_hi[g][1]);
+            sum[g] = vi_add(sum[g], vi_add(vi_mul(lo, q4_K_scale(h, 2 * m)), vi_mul(hi, q4_K_scale(h, 2 * m + 1))));
+            mins[g] = vi_add(mins[g], vi_add(vi_mul_u16(q4_K_min(h, 2 * m), static_cast<int16_t>(bs[0] + bs[1])),
+                                             vi_mul_u16(q4_K_min(h, 2 * m + 1), static_cast<int16_t>(bs[2] + bs[3]))));
+          }
         }
-        const int16_t* bs = a[i].bsums + 4 * m;
         for (int g = 0; g < kGroups; ++g) {
-          const VI h[4] = {vi_set1(0), header(g, 1), header(g, 2), header(g, 3)};  // d | dmin (h[0]) is not read here
-          const VI lo = vi_widen_nibble_dots(vi_add_nibble_dots(s_lo[g][0], s_lo[g][1]));
-          const VI hi = Native ? vi_shift_right(vi_add(s_hi[g][0], s_hi[g][1]), 4) : vi_add(s_hi[g][0], s_hi[g][1]);
-          sum[g] = vi_add(sum[g], vi_add(vi_mul(lo, q4_K_scale(h, 2 * m)), vi_mul(hi, q4_K_scale(h, 2 * m + 1))));
-          mins[g] = vi_add(mins[g], vi_add(vi_mul_u16(q4_K_min(h, 2 * m), static_cast<int16_t>(bs[0] + bs[1])),
-                                           vi_mul_u16(q4_K_min(h, 2 * m + 1), static_cast<int16_t>(bs[2] + bs[3]))));
+          const VI d = header(g, 0);
+          acc.sums[g] = vr_fma(vr_from_i32(sum[g]), vr_mul(vr_half_low(d), vr_set1(a[i].d)), acc.sums[g]);
+          acc.mins[g] = vr_fma(vr_from_i32(mins[g]), vr_mul(vr_half_high(d), vr_set1(a[i].d)), acc.mins[g]);
         }
-      }
-      for (int g = 0; g < kGroups; ++g) {
-        const VI d = header(g, 0);
-        acc[g] = vr_fma(vr_from_i32(sum[g]), vr_mul(vr_half_low(d), vr_set1(a[i].d)), acc[g]);
-        acc_min[g] = vr_fma(vr_from_i32(mins[g]), vr_mul(vr_half_high(d), vr_set1(a[i].d)), acc_min[g]);
-      }
-    }
-    for (int g = 0; g < kGroups; ++g) {
-      alignas(64) float v[kRowLanes], vm[kRowLanes];
-      vr_store(v, acc[g]);
-      vr_store(vm, acc_min[g]);
-      for (int r = 0; r < kRowLanes; ++r) store_out(t, r0 + g * kRowLanes + r, 0, v[r] - vm[r]);
-    }
-  }
+      },
+      [&](int64_t r0, const Acc& acc) __attribute__((always_inline)) {
+        for (int g = 0; g < kGroups; ++g) {
+          alignas(64) float v[kRowLanes], vm[kRowLanes];
+          vr_store(v, acc.sums[g]);
+          vr_store(vm, acc.mins[g]);
+          for (int r = 0; r < kRowLanes; ++r) store_out(t, r0 + g * kRowLanes + r, 0, v[r] - vm[r]);
+        }
+      });
 }
 
 // Work memory: the GEMM's level sums, then with several columns the prepared super-blocks.
 size_t q4_K_serial_work_size(bool gemm, const DotTile& t) {
   const int64_t nb = t.n / kQK_K;
-  return (gemm ? piece_bytes<float>(t.cols * nb * 8) : 0) + (t.cols == 1 ? 0 : prepared_bytes<Q4KSuper>(nb, 1));
+  const size_t whole = t.cols == 1 && !gemm ? 0 : whole_groups_bytes(t);  // a chunked GEMM's groups
+  return whole + (gemm ? piece_bytes<float>(t.cols * nb * 8) : 0) + (t.cols == 1 ? 0 : prepared_bytes<Q4KSuper>(nb, 1));
 }
 
 void q4_K_serial(bool gemm, const DotTile& t) {
   const int64_t nb = t.n / kQK_K;
+  if (t.cols == 1 && t.packed && !gemm) return q4_K_packed_column<ENGINE_SIMD_VNNI>(t);
+  if (t.chunk_blocks != 0)
+    return by_whole_groups(t, sizeof(engine::quant::BlockQ4_K), [&](const DotTile& group) { q4_K_serial(gemm, group); });
   TileWork work(t);
   float* bsum_f = nullptr;
   if (gemm) {
@@ -445,7 +450,6 @@ void q4_K_serial(bool gemm, const DotTile& t) {
         for (int k = 0; k < 8; ++k) bsum_f[(c * nb + i) * 8 + k] = static_cast<float>(bs[2 * k] + bs[2 * k + 1]);
       }
   }
-  if (t.cols == 1 && t.packed && !gemm) return q4_K_packed_column<ENGINE_SIMD_VNNI>(t);
   if (t.cols == 1) {
     // The layout a compile-time choice, so the loaded registers stay registers.
     const auto block = t.packed ? q4_K_serial_block<1, false, true, true>

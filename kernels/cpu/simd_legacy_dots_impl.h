@@ -396,13 +396,12 @@ struct Q4_1LaneRows {
   VR d, m;
 };
 
-// Block i of the kRowLanes packed rows from r0 (Q5_1 with FiveBit: its qh words before the
-// nibbles); with `burst`, the stream ahead of the group requested at once (else line by line by
+// The kRowLanes packed rows from r0 of a block of their group at `group` (Q5_1 with FiveBit: its
+// qh words before the nibbles); with `burst`, the stream ahead of the group requested at once (else line by line by
 // the caller: unsigned_lanes_column).
 template <bool FiveBit>
-[[gnu::always_inline]] inline Q4_1LaneRows q4_1_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i, bool burst) {
+[[gnu::always_inline]] inline Q4_1LaneRows q4_1_packed_lane_rows(const DotTile& t, const char* group, int64_t r0, bool burst) {
   constexpr size_t kBlock = FiveBit ? sizeof(BlockQ5_1) : sizeof(BlockQ4_1);
-  const char* group = packed_block(t, r0, i, kBlock);
   if (burst) prefetch_stream(group, kPackRows * kBlock, far_at_most(t.requests));  // the near prefetches cost more than they gave
   const auto* halves = reinterpret_cast<const uint16_t*>(group) + r0 % kPackRows;
   const char* dwords = group + 2 * kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t);
@@ -454,49 +453,53 @@ template <int CB>
 // signed_lanes_column.
 template <int kGroups, typename PackedRows>
 void unsigned_lanes_column(const DotTile& t, PackedRows packed_rows, size_t block_bytes) {
-  const int64_t nb = t.n / kQK;
   const int64_t lines = static_cast<int64_t>((kPackRows * block_bytes + 63) / 64);
   const BlockQ8_1* a = reinterpret_cast<const BlockQ8_1*>(t.a);
-  for (int64_t r0 = 0; r0 < t.rows; r0 += kGroups * kRowLanes) {
-    VR acc[kGroups][8], mins[kGroups];
-    for (int g = 0; g < kGroups; ++g) {
-      mins[g] = vr_zero();
-      for (int j = 0; j < 8; ++j) acc[g][j] = vr_zero();
-    }
-    for (int64_t i = 0; i < nb; ++i) {
-      const VR ad = vr_set1(half(a[i].d)), as = vr_set1(half(a[i].s));
-      Q4_1LaneRows w[kGroups];
-      VR d[kGroups];
-      for (int g = 0; g < kGroups; ++g) {
-        w[g] = packed_rows(r0 + g * kRowLanes, i, false);
-        d[g] = vr_mul(w[g].d, ad);
-        mins[g] = vr_fma(w[g].m, as, mins[g]);
-      }
-      const char* group = packed_block(t, r0, i, block_bytes);
+  struct Acc {
+    VR sums[kGroups][8], mins[kGroups];
+  };
+  column_passes<Acc>(
+      t, kGroups * kRowLanes, t.n / kQK, block_bytes,
+      [&](int64_t r0, int64_t i, const char* group, Acc& acc) __attribute__((always_inline)) {
+        const VR ad = vr_set1(half(a[i].d)), as = vr_set1(half(a[i].s));
+        Q4_1LaneRows w[kGroups];
+        VR d[kGroups];
+        for (int g = 0; g < kGroups; ++g) {
+          w[g] = packed_rows(group, r0 + g * kRowLanes, false);
+          d[g] = vr_mul(w[g].d, ad);
+          acc.mins[g] = vr_fma(w[g].m, as, acc.mins[g]);
+        }
 #pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) {
-        if (j < lines) prefetch_stream(group + 64 * j, 64, far_at_most(t.requests));
-        int32_t y4;
-        std::memcpy(&y4, a[i].qs + 4 * j, sizeof y4);
-        const VI y = vi_set1(y4);
-        for (int g = 0; g < kGroups; ++g) acc[g][j] = vr_fma(d[g], vr_from_i32(vi_dot_u8v(vi_set1(0), w[g].lanes[j], y)), acc[g][j]);
-      }
-    }
-    for (int g = 0; g < kGroups; ++g) store_row_lanes(t, r0 + g * kRowLanes, 0, vr_add(lane_tree(acc[g]), mins[g]));
-  }
+        for (int j = 0; j < 8; ++j) {
+          if (j < lines) prefetch_stream(group + 64 * j, 64, far_at_most(t.requests));
+          int32_t y4;
+          std::memcpy(&y4, a[i].qs + 4 * j, sizeof y4);
+          const VI y = vi_set1(y4);
+          for (int g = 0; g < kGroups; ++g)
+            acc.sums[g][j] = vr_fma(d[g], vr_from_i32(vi_dot_u8v(vi_set1(0), w[g].lanes[j], y)), acc.sums[g][j]);
+        }
+      },
+      [&](int64_t r0, const Acc& acc) __attribute__((always_inline)) {
+        for (int g = 0; g < kGroups; ++g) store_row_lanes(t, r0 + g * kRowLanes, 0, vr_add(lane_tree(acc.sums[g]), acc.mins[g]));
+      });
 }
 
 // Work memory: with several columns, the prepared row blocks.
-size_t q4_1_packed_work_size(const DotTile& t) { return t.cols == 1 ? 0 : prepared_bytes<Q4_1LaneRows>(t.n / kQK, 1); }
+size_t q4_1_packed_work_size(const DotTile& t) {
+  return t.cols == 1 ? 0 : whole_groups_bytes(t) + prepared_bytes<Q4_1LaneRows>(t.n / kQK, 1);
+}
 
-// packed_rows(r0, i, burst): block i of the packed rows from r0 as Q4_1LaneRows (Q4_1's or
-// Q5_1's); Groups: unsigned_lanes_column's.
+// packed_rows(group, r0, burst): the packed rows from r0 of a block of their group at `group` as
+// Q4_1LaneRows (Q4_1's or Q5_1's); Groups: unsigned_lanes_column's.
 template <int Groups, typename PackedRows>
 void unsigned_lanes_packed(const DotTile& t, PackedRows packed_rows, size_t block_bytes) {
   if (t.cols == 1) return unsigned_lanes_column<Groups>(t, packed_rows, block_bytes);
+  if (t.chunk_blocks != 0)
+    return by_whole_groups(t, block_bytes, [&](const DotTile& group) { unsigned_lanes_packed<Groups>(group, packed_rows, block_bytes); });
   TileWork work(t);
   for_prepared_row_blocks<kRowLanes, Q4_1LaneRows, 2>(
-      t, work, t.n / kQK, 1, [&](const char* const*, int64_t r0, int64_t i, Q4_1LaneRows* out) { *out = packed_rows(r0, i, true); },
+      t, work, t.n / kQK, 1,
+      [&](const char* const*, int64_t r0, int64_t i, Q4_1LaneRows* out) { *out = packed_rows(packed_block(t, r0, i, block_bytes), r0, true); },
       [&](auto cols, const Q4_1LaneRows* rows, int64_t r0, int64_t c0) {
         q4_1_lane_block<decltype(cols)::value>(t, rows, r0, c0);
       });
@@ -504,14 +507,14 @@ void unsigned_lanes_packed(const DotTile& t, PackedRows packed_rows, size_t bloc
 
 void q4_1_packed(const DotTile& t) {
   unsigned_lanes_packed<kPackRows / kRowLanes>(
-      t, [&](int64_t r0, int64_t i, bool burst) { return q4_1_packed_lane_rows<false>(t, r0, i, burst); }, sizeof(BlockQ4_1));
+      t, [&](const char* group, int64_t r0, bool burst) { return q4_1_packed_lane_rows<false>(t, group, r0, burst); }, sizeof(BlockQ4_1));
 }
 
 // Q5_1 packed (repack.h: the scales, the mins, then dword 0, qh, and dwords 1..4, the nibbles,
 // of every row): Q4_1's lane rows with each level's fifth bit.
 void q5_1_packed(const DotTile& t) {
   unsigned_lanes_packed<1>(
-      t, [&](int64_t r0, int64_t i, bool burst) { return q4_1_packed_lane_rows<true>(t, r0, i, burst); }, sizeof(BlockQ5_1));
+      t, [&](const char* group, int64_t r0, bool burst) { return q4_1_packed_lane_rows<true>(t, group, r0, burst); }, sizeof(BlockQ5_1));
 }
 
 // Q4_0 repacked order: per output one float accumulator, one FMA per block of its exact
@@ -622,45 +625,47 @@ void q4_0_serial_block(const DotTile& t, const Q4_0Rows* prepared, const Q4_0Act
 // spread levels and the stream's requests serve the whole group once.
 inline void q4_0_packed_column(const DotTile& t, const Q4_0Act* act) {
   constexpr int kGroups = kPackRows / kRowLanes;  // registers a packed row group fills
-  const int64_t nb = t.n / kQK;
+  struct Acc {
+    VR v[kGroups];
+  };
   const BlockQ8_0* a = reinterpret_cast<const BlockQ8_0*>(t.a);
-  for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) {
-    VR acc[kGroups];
-    for (int g = 0; g < kGroups; ++g) acc[g] = vr_zero();
-    for (int64_t i = 0; i < nb; ++i) {
-      const char* blk = packed_block(t, r0, i, sizeof(BlockQ4_0));
-      prefetch_stream(blk, kPackRows * sizeof(BlockQ4_0), t.requests);
-      const VI levels = vi_dwords32(a[i].qs);
-      VI lo[kGroups], hi[kGroups];
-      for (int g = 0; g < kGroups; ++g) lo[g] = hi[g] = vi_set1(0);
+  column_passes<Acc>(
+      t, kPackRows, t.n / kQK, sizeof(BlockQ4_0),
+      [&](int64_t, int64_t i, const char* blk, Acc& acc) __attribute__((always_inline)) {
+        prefetch_stream(blk, kPackRows * sizeof(BlockQ4_0), t.requests);
+        const VI levels = vi_dwords32(a[i].qs);
+        VI lo[kGroups], hi[kGroups];
+        for (int g = 0; g < kGroups; ++g) lo[g] = hi[g] = vi_set1(0);
 #pragma GCC unroll 4
-      for (int j = 0; j < 4; ++j) {
-        const VI low_levels = vi_dword(levels, j), high_levels = vi_dword(levels, 4 + j);
-        for (int g = 0; g < kGroups; ++g) {
-          const VI quad = vi_load(blk + kPackRows * 2 + (j * kPackRows + g * kRowLanes) * 4);
-          lo[g] = vi_nibble_dot(lo[g], vi_low_nibbles(quad), low_levels);
-          hi[g] = vi_nibble_dot(hi[g], vi_high_nibbles(quad), high_levels);
+        for (int j = 0; j < 4; ++j) {
+          const VI low_levels = vi_dword(levels, j), high_levels = vi_dword(levels, 4 + j);
+          for (int g = 0; g < kGroups; ++g) {
+            const VI quad = vi_load(blk + kPackRows * 2 + (j * kPackRows + g * kRowLanes) * 4);
+            lo[g] = vi_nibble_dot(lo[g], vi_low_nibbles(quad), low_levels);
+            hi[g] = vi_nibble_dot(hi[g], vi_high_nibbles(quad), high_levels);
+          }
         }
-      }
-      const VI offset = vi_set1(act[i].offset);
-      const VR da = vr_set1(act[i].d);
-      for (int g = 0; g < kGroups; ++g) {
-        const VI sum = vi_add(offset, vi_widen_nibble_dots(vi_add_nibble_dots(lo[g], hi[g])));
-        const VR d = vr_load_f16(reinterpret_cast<const uint16_t*>(blk) + g * kRowLanes);
-        acc[g] = vr_fma(vr_from_i32(sum), vr_mul(d, da), acc[g]);
-      }
-    }
-    for (int g = 0; g < kGroups; ++g) store_row_lanes(t, r0 + g * kRowLanes, 0, acc[g]);
-  }
+        const VI offset = vi_set1(act[i].offset);
+        const VR da = vr_set1(act[i].d);
+        for (int g = 0; g < kGroups; ++g) {
+          const VI sum = vi_add(offset, vi_widen_nibble_dots(vi_add_nibble_dots(lo[g], hi[g])));
+          const VR d = vr_load_f16(reinterpret_cast<const uint16_t*>(blk) + g * kRowLanes);
+          acc.v[g] = vr_fma(vr_from_i32(sum), vr_mul(d, da), acc.v[g]);
+        }
+      },
+      [&](int64_t r0, const Acc& acc) __attribute__((always_inline)) {
+        for (int g = 0; g < kGroups; ++g) store_row_lanes(t, r0 + g * kRowLanes, 0, acc.v[g]);
+      });
 }
 
 // Work memory: the activation table, then with several columns the prepared row blocks.
 size_t q4_0_serial_work_size(const DotTile& t) {
-  return act_table_bytes<Q4_0Act>(t) + (t.cols == 1 ? 0 : prepared_bytes<Q4_0Rows>(t.n / kQK, 1));
+  return (t.cols == 1 ? 0 : whole_groups_bytes(t)) + act_table_bytes<Q4_0Act>(t) + (t.cols == 1 ? 0 : prepared_bytes<Q4_0Rows>(t.n / kQK, 1));
 }
 
 void q4_0_serial(const DotTile& t) {
   const int64_t nb = t.n / kQK;
+  if (t.cols > 1 && t.chunk_blocks != 0) return by_whole_groups(t, sizeof(BlockQ4_0), [](const DotTile& group) { q4_0_serial(group); });
   TileWork work(t);
   const Q4_0Act* acts = act_table<Q4_0Act, BlockQ8_0>(t, work, [](const BlockQ8_0& a) {
     const __m256i ones = _mm256_set1_epi8(1);

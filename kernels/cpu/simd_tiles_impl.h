@@ -33,9 +33,49 @@ const Act& act_block(const DotTile& t, int64_t c, int64_t i) {
   return reinterpret_cast<const Act*>(t.a + c * static_cast<int64_t>(t.a_stride))[i];
 }
 
-// Block i of the packed group (repack.h) that holds tile row r.
+// Block i of the packed group (repack.h) that holds tile row r, groups whole (chunk_blocks 0;
+// column_passes and by_whole_groups serve chunked weights).
 inline const char* packed_block(const DotTile& t, int64_t r, int64_t i, size_t block_bytes) {
   return t.w + (r / kPackRows * kPackRows) * static_cast<int64_t>(t.w_stride) + i * kPackRows * static_cast<int64_t>(block_bytes);
+}
+
+// column_passes on a chunked weight: out of line, so the whole-group loop keeps its registers.
+template <typename Acc, typename Block, typename Store>
+[[gnu::noinline]] void column_passes_chunked(const DotTile& t, int64_t pass_rows, int64_t nb, size_t block_bytes, Block block,
+                                             Store store) {
+  constexpr int64_t kRunRows = kChunkGroups * kPackRows;
+  constexpr int64_t kMostPasses = kRunRows / kRowLanes;  // passes hold at least a register's rows
+  const int64_t step = kPackRows * static_cast<int64_t>(block_bytes), passes = kRunRows / pass_rows;
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kRunRows) {
+    Acc acc[kMostPasses]{};
+    for (int64_t i0 = 0; i0 < nb; i0 += t.chunk_blocks)
+      for (int64_t p = 0; p < passes; ++p) {
+        Acc here = acc[p];
+        const char* blk = t.w + packed_block_offset(r0 + p * pass_rows, i0, block_bytes, t.w_stride, t.chunk_blocks);
+        for (int64_t i = i0; i < min_i64(nb, i0 + t.chunk_blocks); ++i, blk += step) block(r0 + p * pass_rows, i, blk, here);
+        acc[p] = here;
+      }
+    for (int64_t p = 0; p < passes; ++p) store(r0 + p * pass_rows, acc[p]);
+  }
+}
+
+// A one-column kernel's walk over a packed tile, pass_rows rows a pass (the rows its registers
+// hold, within one group): per pass from tile row r0, block(r0, i, blk, acc) for its nb blocks i
+// in order (blk: block i of the pass's group, blocks of block_bytes a row), then store(r0, acc).
+// On a chunked weight (repack.h) a run's passes go chunk by chunk in the order the chunks lie,
+// each pass keeping its accumulators between its chunks: the same sums in the same order as a
+// whole pass, read as one stream.
+template <typename Acc, typename Block, typename Store>
+[[gnu::always_inline]] inline void column_passes(const DotTile& t, int64_t pass_rows, int64_t nb, size_t block_bytes, Block block,
+                                                 Store store) {
+  if (t.chunk_blocks != 0) return column_passes_chunked<Acc>(t, pass_rows, nb, block_bytes, block, store);
+  const int64_t step = kPackRows * static_cast<int64_t>(block_bytes);
+  for (int64_t r0 = 0; r0 < t.rows; r0 += pass_rows) {
+    Acc acc{};
+    const char* blk = packed_block(t, r0, 0, block_bytes);
+    for (int64_t i = 0; i < nb; ++i, blk += step) block(r0, i, blk, acc);
+    store(r0, acc);
+  }
 }
 
 // Bytes of n objects of T in a tile's work memory: whole pieces (work_memory.h), so the next
@@ -67,6 +107,32 @@ class TileWork {
   size_t left_;
 };
 
+// A chunked packed weight (repack.h) read by a kernel that takes groups whole (the GEMMs): group
+// by group, each group's blocks gathered in the tile's work memory (whole_groups_bytes of it,
+// before the kernel's own), then kernel(group's tile). A prompt's product reads each group once
+// for many columns, so the copy is small beside it.
+inline size_t whole_groups_bytes(const DotTile& t) { return t.packed && t.chunk_blocks != 0 ? piece_bytes<char>(kPackRows * t.w_stride) : 0; }
+
+template <typename Kernel>
+void by_whole_groups(const DotTile& t, size_t block_bytes, Kernel kernel) {
+  const size_t taken = whole_groups_bytes(t);
+  char* group = TileWork(t).take<char>(kPackRows * t.w_stride);
+  const auto nb = static_cast<int64_t>(t.w_stride / block_bytes);
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) {
+    for (int64_t i = 0; i < nb; ++i)
+      std::memcpy(group + i * kPackRows * block_bytes, t.w + packed_block_offset(r0, i, block_bytes, t.w_stride, t.chunk_blocks),
+                  kPackRows * block_bytes);
+    DotTile whole = t;
+    whole.w = group;
+    whole.rows = min_i64(kPackRows, t.rows - r0);
+    whole.out = t.out + r0 * static_cast<int64_t>(t.out_row);
+    whole.chunk_blocks = 0;
+    whole.work = t.work + taken;
+    whole.work_size = t.work_size - taken;
+    kernel(whole);
+  }
+}
+
 // A packed weight read by a kernel with no packed form: group by group, each unpacked into the
 // file layout in the tile's work memory (unpacked_groups_bytes of it, before the kernel's own).
 inline size_t unpacked_groups_bytes(const DotTile& t) { return t.packed ? piece_bytes<char>(kPackRows * t.w_stride) : 0; }
@@ -77,7 +143,7 @@ void by_unpacked_groups(DType type, const DotTile& t, Kernel kernel) {
   const size_t taken = unpacked_groups_bytes(t);
   char* rows = TileWork(t).take<char>(kPackRows * t.w_stride);
   for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) {
-    unpack_group(type, t.n, t.w + r0 * static_cast<int64_t>(t.w_stride), rows);
+    unpack_group(type, t.n, t.w, r0, t.chunk_blocks, rows);
     DotTile group = t;
     group.w = rows;
     group.rows = min_i64(kPackRows, t.rows - r0);

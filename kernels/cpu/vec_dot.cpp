@@ -154,7 +154,7 @@ size_t unpacked_group_bytes(const DotTile& t) { return work_bytes(kPackRows * t.
 void dot_tile_unpacking(DType weight, DotOrder order, const DotTile& t) {
   if (t.work_size < unpacked_group_bytes(t)) throw Error("dot_tile: work memory too small");
   for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) {
-    unpack_group(weight, t.n, t.w + r0 * static_cast<int64_t>(t.w_stride), t.work);
+    unpack_group(weight, t.n, t.w, r0, t.chunk_blocks, t.work);
     DotTile group = t;
     group.w = t.work;
     group.rows = std::min(kPackRows, t.rows - r0);

@@ -47,7 +47,8 @@ float dot(DType weight, int64_t n, const void* w_row, const void* act_row, DotOr
 // A block of a matrix multiply: `rows` weight rows (w_stride bytes apart) times `cols`
 // activation rows in vec_dot_type (a_stride bytes apart), each dot of n elements; the result of
 // (row r, column c) is the float at out + r * out_row + c * out_col (byte strides). With
-// `packed`, the weight is in repack.h's layout and w is the start of a group of its rows.
+// `packed`, the weight is in repack.h's layout and w is the start of a group of its rows (of a
+// run of groups where chunk_blocks, packed_chunk_blocks, is not 0).
 // `work` is work_size bytes of work memory (work_memory.h) for the tile alone, at least
 // dot_tile_work_size; a tile given less throws.
 struct DotTile {
@@ -65,6 +66,7 @@ struct DotTile {
   char* work = nullptr;
   size_t work_size = 0;
   StreamRequests requests = StreamRequests::kNearAndFar;
+  int64_t chunk_blocks = 0;  // packed: the weight's chunks (repack.h), 0 where its groups lie whole
 };
 
 // Float tiled dots this short (attention's q.k over a head) take a kernel without a horizontal

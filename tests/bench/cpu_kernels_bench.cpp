@@ -21,10 +21,11 @@
 // (kTimedRowElements: 2048, 4096, 8192).
 // `mul_mat_decode_steps/<dtype>/<gaps>` runs the one-column products of a 1B llama decode step
 // (16 layers of Q+K+V, O, gate+up and down, 2048 wide, 8192 in the MLP) in order on the CPU
-// backend's pool, each split in whole packed groups over all hardware threads, on the form and
-// requests decode keeps: `no_gaps` back to back, `decode_gaps` with the caller busy between
-// products as long as a decode step's other ops keep it (kDecodeGapsUs): how close the kernels
-// alone stream such a step to probe_GB/s, and what the pauses between products cost them.
+// backend's pool, each split in whole packed groups (runs of them where chunked) over all
+// hardware threads, on the form and requests decode keeps: `no_gaps` back to back,
+// `decode_gaps` with the caller busy between products as long as a decode step's other ops keep
+// it (kDecodeGapsUs): how close the kernels alone stream such a step to probe_GB/s, and what the
+// pauses between products cost them.
 // `thread_pool_handoff` is one ThreadPool::run of an empty job on every hardware thread: what
 // each parallel node of a step pays to hand work to the pool and collect it, which is the cost of
 // moving a cache line between the cores (on a shared VM it changes with where the host puts
@@ -74,6 +75,7 @@ constexpr int64_t kHeadDim = 64, kPromptTokens = 512;
 struct Matrix {
   std::vector<uint8_t> w, a;
   size_t w_row, a_row;
+  int64_t chunk_blocks = 0;  // packed: as the CPU backend chunks such a weight (repack.h)
 };
 
 // The weight (`rows` rows of k elements, packed or not) and `cols` activation rows in the
@@ -90,7 +92,10 @@ const Matrix& matrix(DType type, int64_t k, int64_t rows, int64_t cols, bool pac
   for (int64_t r = 0; r < rows; ++r) engine::quantize_row(type, x.data() + (r % 64) * k, m.w.data() + r * m.w_row, k);
   for (int64_t c = 0; c < cols; ++c)
     engine::cpu::quantize_activation(type, x.data() + ((c + 7) % 64) * k, m.a.data() + c * m.a_row, k);
-  if (packed) engine::cpu::pack_rows(type, k, rows, m.w.data());
+  if (packed) {
+    m.chunk_blocks = engine::cpu::packed_chunk_blocks(type, k, rows);
+    engine::cpu::pack_rows(type, k, rows, m.w.data(), m.chunk_blocks);
+  }
   cache.emplace_back(wanted, std::move(m));
   return cache.back().second;
 }
@@ -123,6 +128,7 @@ void mul_mat_rows(benchmark::State& state, DType type, int64_t k, int64_t all_ro
   engine::cpu::DotTile tile{k, reinterpret_cast<const char*>(m.w.data()), m.w_row, rows,
                             reinterpret_cast<const char*>(m.a.data()), m.a_row, cols,
                             reinterpret_cast<char*>(out.data()), sizeof(float), sizeof(float) * rows, packed};
+  tile.chunk_blocks = m.chunk_blocks;
   const engine::cpu::HostBuffer work = work_for(type, order, tile);
   for (auto _ : state) {
     engine::cpu::dot_tile(type, order, tile);
@@ -193,21 +199,24 @@ const StreamWeight& stream_weight(DType type, int64_t k) {
 }
 
 // Decode's one-column products on state.threads() threads, each streaming its share of
-// stream_weight's rows (whole packed groups) from memory, as a decode product splits them;
-// requested ahead as the tuning chose, or as `requests` says.
+// stream_weight's rows (whole packed groups, or runs of them where chunked) from memory, as a
+// decode product splits them; requested ahead as the tuning chose, or as `requests` says.
 // probe_GB/s: the read the roofline divides by (cost::measure_read_bandwidth_gbs) on as many
 // threads, taken once per thread count after the first such benchmark.
 void mul_mat_decode_stream(benchmark::State& state, DType type, int64_t k, std::optional<engine::cpu::StreamRequests> requests) {
   engine::cpu::ensure_decode_tuning();  // each dtype on the form decode runs it on
   const StreamWeight& s = stream_weight(type, k);
   const Matrix& m = matrix(type, k, kRows, 1, s.packed);
-  const int64_t groups = s.rows / engine::cpu::kPackRows;
-  const int64_t begin = groups * state.thread_index() / state.threads() * engine::cpu::kPackRows;
-  const int64_t end = groups * (state.thread_index() + 1) / state.threads() * engine::cpu::kPackRows;
+  // Whole packed groups, or whole runs of a chunked weight's groups.
+  const int64_t unit = m.chunk_blocks > 0 ? engine::cpu::kChunkGroups * engine::cpu::kPackRows : engine::cpu::kPackRows;
+  const int64_t units = s.rows / unit;
+  const int64_t begin = units * state.thread_index() / state.threads() * unit;
+  const int64_t end = units * (state.thread_index() + 1) / state.threads() * unit;
   std::vector<float> out(static_cast<size_t>(end - begin));
   engine::cpu::DotTile tile{k, reinterpret_cast<const char*>(s.w.data()) + begin * static_cast<int64_t>(m.w_row), m.w_row, end - begin,
                             reinterpret_cast<const char*>(m.a.data()), m.a_row, 1, reinterpret_cast<char*>(out.data()), sizeof(float),
                             sizeof(float) * out.size(), s.packed};
+  tile.chunk_blocks = m.chunk_blocks;
   const engine::cpu::HostBuffer work = work_for(type, DotOrder::kRow, tile);
   if (requests) tile.requests = *requests;
   for (auto _ : state) {
@@ -272,11 +281,13 @@ void mul_mat_decode_steps(benchmark::State& state, DType type, bool gaps) {
         const Product& p = kLayer[j];
         const Matrix& m = *rows_of[j];
         pool.run(nth, [&](int ith) {
-          const engine::cpu::WorkRange groups = engine::cpu::split_work(p.rows / engine::cpu::kPackRows, ith, nth);
-          const int64_t r0 = groups.begin * engine::cpu::kPackRows, rows = (groups.end - groups.begin) * engine::cpu::kPackRows;
+          const int64_t unit = m.chunk_blocks > 0 ? engine::cpu::kChunkGroups * engine::cpu::kPackRows : engine::cpu::kPackRows;
+          const engine::cpu::WorkRange units = engine::cpu::split_work(p.rows / unit, ith, nth);
+          const int64_t r0 = units.begin * unit, rows = (units.end - units.begin) * unit;
           engine::cpu::DotTile tile{p.k, reinterpret_cast<const char*>(at) + r0 * static_cast<int64_t>(m.w_row), m.w_row, rows,
                                     reinterpret_cast<const char*>(m.a.data()), m.a_row, 1, reinterpret_cast<char*>(out.data() + r0),
                                     sizeof(float), sizeof(float) * static_cast<size_t>(rows), true};
+          tile.chunk_blocks = m.chunk_blocks;
           tile.requests = engine::cpu::decode_requests(type, p.k);
           engine::cpu::HostBuffer& mine = work[static_cast<size_t>(ith)];
           mine.reserve(engine::cpu::dot_tile_work_size_at(level, type, DotOrder::kRow, tile));

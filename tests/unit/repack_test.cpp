@@ -79,12 +79,50 @@ TEST(Repack, OffersOnlyWeightsThatOnlyMulMatReadsAndUnpacksLosslessly) {
   const size_t row = row_bytes(DType::Q8_0, m.k);
   std::vector<uint8_t> back(proj_file.size());
   for (int64_t g = 0; g < 48 / cpu::kPackRows; ++g)
-    cpu::unpack_group(DType::Q8_0, m.k, reinterpret_cast<const char*>(m.proj_bytes.data()) + g * cpu::kPackRows * row,
+    cpu::unpack_group(DType::Q8_0, m.k, reinterpret_cast<const char*>(m.proj_bytes.data()), g * cpu::kPackRows, 0,
                       reinterpret_cast<char*>(back.data()) + g * cpu::kPackRows * row);
   EXPECT_EQ(back, proj_file);
 
   // Once: a weight the backend has packed is not offered again.
   EXPECT_TRUE(cpu::weights_to_pack(m.g, [&](const Tensor& t) { return &t == m.proj; }).empty());
+}
+
+// Long rows lie chunked: walked run by run, chunk by chunk, group by group, block by block (as the
+// one-column kernels walk them), the blocks are one unbroken stream over the whole weight, and
+// every group unpacks to the file's rows. Short rows, and rows not whole runs, stay unchunked.
+TEST(Repack, ChunkedRunsAreOneStreamAndUnpackLosslessly) {
+  const DType type = DType::Q4_0;
+  const int64_t k = 8192, rows = 2 * cpu::kChunkGroups * cpu::kPackRows;
+  EXPECT_EQ(cpu::packed_chunk_blocks(type, 2048, rows), 0);
+  EXPECT_EQ(cpu::packed_chunk_blocks(type, k, rows + cpu::kPackRows), 0) << "rows not whole runs";
+  EXPECT_EQ(cpu::packed_chunk_blocks(DType::Q8_0, k, rows), 0) << "Q8_0's one-column kernel walks groups whole";
+  const int64_t chunk = cpu::packed_chunk_blocks(type, k, rows);
+  const int64_t blocks = k / dtype_info(type).block_size;
+  ASSERT_GT(chunk, 0);
+  ASSERT_NE(blocks % chunk, 0) << "the test wants a shorter last chunk";
+  const size_t bb = dtype_info(type).block_bytes, row = row_bytes(type, k);
+
+  size_t next = 0;
+  for (int64_t run = 0; run < rows / (cpu::kChunkGroups * cpu::kPackRows); ++run)
+    for (int64_t c0 = 0; c0 < blocks; c0 += chunk)
+      for (int64_t g = 0; g < cpu::kChunkGroups; ++g)
+        for (int64_t i = c0; i < std::min(blocks, c0 + chunk); ++i) {
+          const int64_t r = (run * cpu::kChunkGroups + g) * cpu::kPackRows;
+          ASSERT_EQ(cpu::packed_block_offset(r, i, bb, row, chunk), next) << "run " << run << " group " << g << " block " << i;
+          next += cpu::kPackRows * bb;
+        }
+  EXPECT_EQ(next, static_cast<size_t>(rows) * row);
+
+  std::vector<char> file(static_cast<size_t>(rows) * row);
+  std::mt19937 rng(3);
+  for (char& b : file) b = static_cast<char>(rng());
+  std::vector<char> packed = file;
+  cpu::pack_rows(type, k, rows, packed.data(), chunk);
+  EXPECT_NE(packed, file);
+  std::vector<char> back(file.size());
+  for (int64_t r0 = 0; r0 < rows; r0 += cpu::kPackRows) cpu::unpack_group(type, k, packed.data(), r0, chunk, back.data() + r0 * row);
+  EXPECT_EQ(back, file);
+  EXPECT_THROW(cpu::pack_rows(type, k, rows - cpu::kPackRows, packed.data(), chunk), Error) << "rows not whole runs";
 }
 
 // Two sessions on one loaded model, one backend packing its copy of the weights (SIMD) and one

@@ -56,6 +56,7 @@ struct Tile {
   int64_t n, rows, cols;
   std::vector<uint8_t> w, a;
   size_t w_row, a_row;
+  int64_t chunk_blocks = 0;  // packed: how pack_rows chunked w (repack.h)
 };
 
 // A weight of `rows` rows and `cols` activation rows in the weight's dot format, with row
@@ -86,6 +87,7 @@ std::vector<float> run_tile(SimdLevel level, DType type, DotOrder order, const T
                reinterpret_cast<const char*>(t.a.data()), t.a_row, t.cols, reinterpret_cast<char*>(out.data()),
                out_row, out_col, packed};
   tile.requests = requests;
+  if (packed) tile.chunk_blocks = t.chunk_blocks;
   HostBuffer work;
   work.reserve(dot_tile_work_size_at(level, type, order, tile));
   tile.work = static_cast<char*>(work.data());
@@ -133,23 +135,29 @@ void check_dtype(DType type, const std::vector<int64_t>& sizes) {
 }
 
 // Weights regrouped by repack.h: every level, the scalar one included, gives the file layout's
-// scalar results bit for bit (single and several columns, one and three groups of rows).
+// scalar results bit for bit (single and several columns, one and three groups of rows; two runs
+// of groups where rows of n are long enough to be chunked).
 void check_packed(DType type, const std::vector<int64_t>& sizes) {
   LevelGuard guard;
   uint32_t seed = 7;
+  constexpr int64_t kTwoRuns = 2 * kChunkGroups * kPackRows;
   for (int64_t n : sizes)
-    for (int64_t rows : {kPackRows, 3 * kPackRows})
+    for (int64_t rows : {kPackRows, 3 * kPackRows, kTwoRuns})
       for (int64_t cols : {1, 3, 4, 9}) {
+        const int64_t chunk_blocks = packed_chunk_blocks(type, n, rows);
+        if ((rows == kTwoRuns) != (chunk_blocks > 0)) continue;
         Tile t = make_tile(type, n, rows, cols, seed += 100);
+        t.chunk_blocks = chunk_blocks;
         const DotOrder order = cols == 1 ? DotOrder::kRow : DotOrder::kBatch;
         set_cpu_features_override(true);
         const auto want = run_tile(SimdLevel::kScalar, type, order, t);
-        pack_rows(type, n, rows, t.w.data());
+        pack_rows(type, n, rows, t.w.data(), chunk_blocks);
         for (SimdLevel level : {SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx2Vnni, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16}) {
           if (level > cpu_simd_level()) continue;
           each_form(level, [&](const std::string& form) {
             const std::string what = std::string(dtype_name(type)) + " packed " + form + " n=" + std::to_string(n) + " tile " +
-                                     std::to_string(rows) + "x" + std::to_string(cols);
+                                     std::to_string(rows) + "x" + std::to_string(cols) +
+                                     (chunk_blocks > 0 ? " chunks of " + std::to_string(chunk_blocks) : "");
             expect_same_bits(want, run_tile(level, type, order, t, true), what);
             if (cols == 1)
               for (StreamRequests fewer : {StreamRequests::kFar, StreamRequests::kNone})
@@ -212,13 +220,16 @@ TEST(SimdParity, BF16Dots) { check_dtype(DType::BF16, kFloatSizes); }
 TEST(SimdParity, Q8_0Dots) { check_dtype(DType::Q8_0, kLegacySizes); }
 TEST(SimdParity, Q4_0Dots) { check_dtype(DType::Q4_0, kLegacySizes); }
 TEST(SimdParity, Q8_0PackedDots) { check_packed(DType::Q8_0, kLegacySizes); }
-TEST(SimdParity, Q4_0PackedDots) { check_packed(DType::Q4_0, kLegacySizes); }
-TEST(SimdParity, Q4_1PackedDots) { check_packed(DType::Q4_1, kLegacySizes); }
+// Rows this long are chunked (repack.h) for the dtypes whose one-column kernels walk chunks.
+constexpr int64_t kChunkedSize = 8192;
+
+TEST(SimdParity, Q4_0PackedDots) { check_packed(DType::Q4_0, {32, 96, 224, 1024, kChunkedSize}); }
+TEST(SimdParity, Q4_1PackedDots) { check_packed(DType::Q4_1, {32, 96, 224, 1024, kChunkedSize}); }
 TEST(SimdParity, Q5_0PackedDots) { check_packed(DType::Q5_0, kLegacySizes); }
-TEST(SimdParity, Q5_1PackedDots) { check_packed(DType::Q5_1, kLegacySizes); }
+TEST(SimdParity, Q5_1PackedDots) { check_packed(DType::Q5_1, {32, 96, 224, 1024, kChunkedSize}); }
 TEST(SimdParity, Q2_KPackedDots) { check_packed(DType::Q2_K, kKSizes); }
 TEST(SimdParity, Q3_KPackedDots) { check_packed(DType::Q3_K, kKSizes); }
-TEST(SimdParity, Q4_KPackedDots) { check_packed(DType::Q4_K, kKSizes); }
+TEST(SimdParity, Q4_KPackedDots) { check_packed(DType::Q4_K, {256, 768, 2048, kChunkedSize}); }
 TEST(SimdParity, Q5_KPackedDots) { check_packed(DType::Q5_K, kKSizes); }
 TEST(SimdParity, Q6_KPackedDots) { check_packed(DType::Q6_K, kKSizes); }
 TEST(SimdParity, Q5_0Dots) { check_dtype(DType::Q5_0, kLegacySizes); }
