@@ -106,7 +106,7 @@ void CpuBackend::bind_leaf(Tensor& leaf) {
 void CpuBackend::pack_weights(const Graph& graph) {
   for (Tensor* w : weights_to_pack(graph, [&](const Tensor& t) { return is_packed(&t); })) {
     const int64_t chunk_blocks = packed_chunk_blocks(*w);
-    const int64_t unit = chunk_blocks > 0 ? kChunkGroups * kPackRows : kPackRows;  // rows: whole runs, else groups
+    const int64_t unit = packed_rows_unit(chunk_blocks);
     const int64_t units = w->ne[1] * w->ne[2] / unit;  // a 3-d tensor's experts one after another
     const size_t unit_bytes = static_cast<size_t>(unit) * w->nb[1];
     pool_.run(pool_.size(), [&](int ith) {

@@ -204,12 +204,12 @@ MulMatWork mul_mat_work(const Tensor* dst, bool weight_packed) {
   return {act_region_bytes(a, b), std::max(gather_bytes(b), tiles), split};
 }
 
+// A one-column product's weight as the backend packed it: its chunks (repack.h), 0 where not chunked.
+int64_t chunk_blocks(const ColumnProduct& product) { return product.weight_packed ? packed_chunk_blocks(*product.dst->src[0]) : 0; }
 // The output rows a one-column product's threads take at a time: kRowBlock, or a chunked
-// weight's runs of groups (repack.h), which its kernels read whole.
-int64_t row_unit(const ColumnProduct& product) {
-  return product.weight_packed && packed_chunk_blocks(*product.dst->src[0]) > 0 ? kChunkGroups * kPackRows : kRowBlock;
-}
-int64_t row_units(const ColumnProduct& product) { return (product.dst->src[0]->ne[1] + row_unit(product) - 1) / row_unit(product); }
+// weight's runs of groups, which its kernels read whole; and how many such units it has.
+int64_t row_unit(int64_t chunk_blocks) { return std::max(kRowBlock, packed_rows_unit(chunk_blocks)); }
+int64_t row_units(const ColumnProduct& product, int64_t unit) { return (product.dst->src[0]->ne[1] + unit - 1) / unit; }
 
 // One-column products' work memory: each thread's copy of the converted column, then its slice;
 // and their output rows in units (row_unit), all products' units counted one after another.
@@ -222,8 +222,9 @@ ColumnWork column_work(std::span<const ColumnProduct> products, int nth) {
   const Tensor* first = products.front().dst;
   int64_t groups = 0, unit = kRowBlock;
   for (const ColumnProduct& product : products) {
-    groups += row_units(product);
-    unit = std::max(unit, row_unit(product));
+    const int64_t its_unit = row_unit(chunk_blocks(product));
+    groups += row_units(product, its_unit);
+    unit = std::max(unit, its_unit);
   }
   // A piece a thread claims lies within one thread's even range of the units.
   const int64_t most_rows = (groups + nth - 1) / nth * unit;
@@ -253,13 +254,13 @@ void mul_mat_one_column(const ComputeParams& p, std::span<const ColumnProduct> p
     for (const ColumnProduct& product : products) {
       const Tensor* dst = product.dst;
       const Tensor* a = dst->src[0];
-      const int64_t units = row_units(product), unit = row_unit(product);
+      const int64_t chunk = chunk_blocks(product), unit = row_unit(chunk), units = row_units(product, unit);
       const int64_t begin = std::max(g.begin, base) - base, end = std::min(g.end, base + units) - base;
       base += units;
       if (begin >= end) continue;
       const int64_t row0 = begin * unit, rows = std::min(a->ne[1], end * unit) - row0;
       const MulMatBatch batch{bytes(a->data), acts, act_row, static_cast<char*>(dst->data), dst->nb[0], dst->nb[1],
-                              product.weight_packed, mine, work.slice, product.weight_packed ? packed_chunk_blocks(*a) : 0};
+                              product.weight_packed, mine, work.slice, chunk};
       for_column_tiles(dst, mul_mat_order(dst), row0, rows, 0, 1, [&](const TilePlace& t) {
         const DotTile tile = tile_at(dst, batch, 0, t);
         if (p.column_requests) return dot_column(a->type, t.order, tile, *p.column_requests);
@@ -383,7 +384,7 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
                             mine,
                             work.slice,
                             p.weight_packed ? packed_chunk_blocks(*a) : 0};
-    static_assert(kRowChunk % (kChunkGroups * kPackRows) == 0, "a work item's rows are whole runs of a chunked weight");
+    static_assert(kRowChunk % kRunRows == 0, "a work item's rows are whole runs of a chunked weight");
     const int64_t row0 = chunk * split.chunk_rows, rows = std::min(ne01, row0 + split.chunk_rows) - row0;
     for_item_tiles(dst, split, row0, rows, [&](const TilePlace& t) { dot_tile(a->type, t.order, tile_at(dst, batch, 0, t)); });
   }

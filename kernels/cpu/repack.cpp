@@ -99,7 +99,7 @@ int64_t packed_chunk_blocks(DType type, int64_t k, int64_t rows) {
     default: return 0;
   }
   const size_t group_row = kPackRows * row_bytes(type, k);
-  if (group_row <= kLongGroupBytes || rows % (kChunkGroups * kPackRows) != 0) return 0;
+  if (group_row <= kLongGroupBytes || rows % kRunRows != 0) return 0;
   const int64_t blocks = k / dtype_info(type).block_size;
   const auto chunks = static_cast<int64_t>((group_row + kPackChunkBytes - 1) / kPackChunkBytes);
   return (blocks + chunks - 1) / chunks;
@@ -109,7 +109,7 @@ int64_t packed_chunk_blocks(const Tensor& w) { return w.ne[2] == 1 ? packed_chun
 
 void pack_rows(DType type, int64_t k, int64_t rows, void* data, int64_t chunk_blocks) {
   if (!has_packed_layout(type)) throw Error("pack_rows: no packed layout for " + std::string(dtype_name(type)));
-  const int64_t unit = chunk_blocks > 0 ? kChunkGroups * kPackRows : kPackRows;
+  const int64_t unit = packed_rows_unit(chunk_blocks);
   if (rows % unit != 0) throw Error("pack_rows: " + std::to_string(rows) + " rows are not whole groups of " + std::to_string(unit));
   const size_t unit_bytes = static_cast<size_t>(unit) * row_bytes(type, k), group_bytes = kPackRows * row_bytes(type, k);
   std::vector<char> file(unit_bytes);

@@ -37,6 +37,11 @@ constexpr int64_t kPackRows = 16;
 constexpr size_t kLongGroupBytes = 48 * 1024;
 constexpr size_t kPackChunkBytes = 16 * 1024;  // a group's blocks in one chunk, about
 constexpr int64_t kChunkGroups = 4;
+constexpr int64_t kRunRows = kChunkGroups * kPackRows;
+
+// The rows a packed weight is split in (packing, a decode product's threads): whole runs where
+// it is chunked, else whole groups.
+inline int64_t packed_rows_unit(int64_t chunk_blocks) { return chunk_blocks > 0 ? kRunRows : kPackRows; }
 
 // The blocks of a chunk for a 2-D weight of `type` with rows of k elements, `rows` rows; 0 where
 // its groups lie whole (short rows, rows not whole runs, and the dtypes whose one-column kernels
@@ -53,7 +58,7 @@ inline size_t packed_block_offset(int64_t r, int64_t i, size_t block_bytes, size
   const int64_t blocks = static_cast<int64_t>(row_bytes / block_bytes);
   const int64_t run = group / kChunkGroups, g = group % kChunkGroups, c0 = i / chunk_blocks * chunk_blocks;
   const int64_t len = std::min(chunk_blocks, blocks - c0);
-  return static_cast<size_t>(run * kChunkGroups * kPackRows * static_cast<int64_t>(row_bytes) + (c0 * kChunkGroups + g * len + i - c0) * block);
+  return static_cast<size_t>(run * kRunRows * static_cast<int64_t>(row_bytes) + (c0 * kChunkGroups + g * len + i - c0) * block);
 }
 
 // True for the dtypes with a packed layout (above).

@@ -397,8 +397,8 @@ struct Q4_1LaneRows {
 };
 
 // The kRowLanes packed rows from r0 of a block of their group at `group` (Q5_1 with FiveBit: its
-// qh words before the nibbles); with `burst`, the stream ahead of the group requested at once (else line by line by
-// the caller: unsigned_lanes_column).
+// qh words before the nibbles); with `burst`, the stream ahead of the group requested at once
+// (else line by line by the caller: unsigned_lanes_column).
 template <bool FiveBit>
 [[gnu::always_inline]] inline Q4_1LaneRows q4_1_packed_lane_rows(const DotTile& t, const char* group, int64_t r0, bool burst) {
   constexpr size_t kBlock = FiveBit ? sizeof(BlockQ5_1) : sizeof(BlockQ4_1);
@@ -660,7 +660,7 @@ inline void q4_0_packed_column(const DotTile& t, const Q4_0Act* act) {
 
 // Work memory: the activation table, then with several columns the prepared row blocks.
 size_t q4_0_serial_work_size(const DotTile& t) {
-  return (t.cols == 1 ? 0 : whole_groups_bytes(t)) + act_table_bytes<Q4_0Act>(t) + (t.cols == 1 ? 0 : prepared_bytes<Q4_0Rows>(t.n / kQK, 1));
+  return act_table_bytes<Q4_0Act>(t) + (t.cols == 1 ? 0 : whole_groups_bytes(t) + prepared_bytes<Q4_0Rows>(t.n / kQK, 1));
 }
 
 void q4_0_serial(const DotTile& t) {

@@ -36,14 +36,13 @@ const Act& act_block(const DotTile& t, int64_t c, int64_t i) {
 // Block i of the packed group (repack.h) that holds tile row r, groups whole (chunk_blocks 0;
 // column_passes and by_whole_groups serve chunked weights).
 inline const char* packed_block(const DotTile& t, int64_t r, int64_t i, size_t block_bytes) {
-  return t.w + (r / kPackRows * kPackRows) * static_cast<int64_t>(t.w_stride) + i * kPackRows * static_cast<int64_t>(block_bytes);
+  return t.w + packed_block_offset(r, i, block_bytes, t.w_stride, 0);
 }
 
 // column_passes on a chunked weight: out of line, so the whole-group loop keeps its registers.
 template <typename Acc, typename Block, typename Store>
 [[gnu::noinline]] void column_passes_chunked(const DotTile& t, int64_t pass_rows, int64_t nb, size_t block_bytes, Block block,
                                              Store store) {
-  constexpr int64_t kRunRows = kChunkGroups * kPackRows;
   constexpr int64_t kMostPasses = kRunRows / kRowLanes;  // passes hold at least a register's rows
   const int64_t step = kPackRows * static_cast<int64_t>(block_bytes), passes = kRunRows / pass_rows;
   for (int64_t r0 = 0; r0 < t.rows; r0 += kRunRows) {

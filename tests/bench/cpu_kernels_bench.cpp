@@ -208,7 +208,7 @@ void mul_mat_decode_stream(benchmark::State& state, DType type, int64_t k, std::
   const StreamWeight& s = stream_weight(type, k);
   const Matrix& m = matrix(type, k, kRows, 1, s.packed);
   // Whole packed groups, or whole runs of a chunked weight's groups.
-  const int64_t unit = m.chunk_blocks > 0 ? engine::cpu::kChunkGroups * engine::cpu::kPackRows : engine::cpu::kPackRows;
+  const int64_t unit = engine::cpu::packed_rows_unit(m.chunk_blocks);
   const int64_t units = s.rows / unit;
   const int64_t begin = units * state.thread_index() / state.threads() * unit;
   const int64_t end = units * (state.thread_index() + 1) / state.threads() * unit;
@@ -281,7 +281,7 @@ void mul_mat_decode_steps(benchmark::State& state, DType type, bool gaps) {
         const Product& p = kLayer[j];
         const Matrix& m = *rows_of[j];
         pool.run(nth, [&](int ith) {
-          const int64_t unit = m.chunk_blocks > 0 ? engine::cpu::kChunkGroups * engine::cpu::kPackRows : engine::cpu::kPackRows;
+          const int64_t unit = engine::cpu::packed_rows_unit(m.chunk_blocks);
           const engine::cpu::WorkRange units = engine::cpu::split_work(p.rows / unit, ith, nth);
           const int64_t r0 = units.begin * unit, rows = (units.end - units.begin) * unit;
           engine::cpu::DotTile tile{p.k, reinterpret_cast<const char*>(at) + r0 * static_cast<int64_t>(m.w_row), m.w_row, rows,

@@ -92,7 +92,7 @@ TEST(Repack, OffersOnlyWeightsThatOnlyMulMatReadsAndUnpacksLosslessly) {
 // every group unpacks to the file's rows. Short rows, and rows not whole runs, stay unchunked.
 TEST(Repack, ChunkedRunsAreOneStreamAndUnpackLosslessly) {
   const DType type = DType::Q4_0;
-  const int64_t k = 8192, rows = 2 * cpu::kChunkGroups * cpu::kPackRows;
+  const int64_t k = 8192, rows = 2 * cpu::kRunRows;
   EXPECT_EQ(cpu::packed_chunk_blocks(type, 2048, rows), 0);
   EXPECT_EQ(cpu::packed_chunk_blocks(type, k, rows + cpu::kPackRows), 0) << "rows not whole runs";
   EXPECT_EQ(cpu::packed_chunk_blocks(DType::Q8_0, k, rows), 0) << "Q8_0's one-column kernel walks groups whole";
@@ -103,7 +103,7 @@ TEST(Repack, ChunkedRunsAreOneStreamAndUnpackLosslessly) {
   const size_t bb = dtype_info(type).block_bytes, row = row_bytes(type, k);
 
   size_t next = 0;
-  for (int64_t run = 0; run < rows / (cpu::kChunkGroups * cpu::kPackRows); ++run)
+  for (int64_t run = 0; run < rows / cpu::kRunRows; ++run)
     for (int64_t c0 = 0; c0 < blocks; c0 += chunk)
       for (int64_t g = 0; g < cpu::kChunkGroups; ++g)
         for (int64_t i = c0; i < std::min(blocks, c0 + chunk); ++i) {

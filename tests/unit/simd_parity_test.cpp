@@ -140,7 +140,7 @@ void check_dtype(DType type, const std::vector<int64_t>& sizes) {
 void check_packed(DType type, const std::vector<int64_t>& sizes) {
   LevelGuard guard;
   uint32_t seed = 7;
-  constexpr int64_t kTwoRuns = 2 * kChunkGroups * kPackRows;
+  constexpr int64_t kTwoRuns = 2 * kRunRows;
   for (int64_t n : sizes)
     for (int64_t rows : {kPackRows, 3 * kPackRows, kTwoRuns})
       for (int64_t cols : {1, 3, 4, 9}) {
