@@ -128,13 +128,13 @@ alignas(64) const uint16_t kPairWords[32] = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 
 // A packed group (repack.h) is one B tile's 16 weight rows.
 static_assert(kPackRows == kHalf);
 
-// Block `block` of 16 weight rows as tiles: from the packed group at w (repack.h), or from 16
-// file rows row_bytes apart.
+// A block of 16 weight rows as tiles: packed, the group's block at w (repack.h); else block
+// `block` of 16 file rows from w, row_bytes apart.
 void convert_weight_block(const char* w, size_t row_bytes, bool packed, int64_t block, char* hi, char* lo) {
   __m512 d;
   __m512i lanes[8];  // lane j: levels 4j..4j+3 of each row
   if (packed) {
-    const char* group = w + block * kPackRows * static_cast<int64_t>(sizeof(BlockQ8_0));
+    const char* group = w;
     d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(group)));
     for (int j = 0; j < 8; ++j) lanes[j] = _mm512_loadu_si512(group + kPackRows * sizeof(uint16_t) + j * kPackRows * sizeof(int32_t));
   } else {
@@ -165,10 +165,16 @@ void convert_weight_block(const char* w, size_t row_bytes, bool packed, int64_t 
 void convert_panel(const Tensor* a, bool packed, int64_t row0, int64_t rows, int64_t chunk0, int64_t chunks,
                    int64_t panel_chunks, char* panel) {
   const size_t row_bytes = a->nb[1];
+  const int64_t chunk_blocks = packed ? packed_chunk_blocks(*a) : 0;
+  const char* weight = static_cast<const char*>(a->data);
   for (int64_t r = 0; r < rows; r += kHalf) {
-    const char* w = static_cast<const char*>(a->data) + (row0 + r) * static_cast<int64_t>(row_bytes);
+    const char* w = weight + (row0 + r) * static_cast<int64_t>(row_bytes);
     char* slot = panel + static_cast<size_t>(r / kPair * panel_chunks) * kChunkBytes + r % kPair / kHalf * 2 * kTileBytes;
-    for (int64_t t = 0; t < chunks; ++t, slot += kChunkBytes) convert_weight_block(w, row_bytes, packed, chunk0 + t, slot, slot + kTileBytes);
+    for (int64_t t = 0; t < chunks; ++t, slot += kChunkBytes) {
+      const int64_t block = chunk0 + t;
+      const char* from = packed ? weight + packed_block_offset(row0 + r, block, sizeof(BlockQ8_0), row_bytes, chunk_blocks) : w;
+      convert_weight_block(from, row_bytes, packed, block, slot, slot + kTileBytes);
+    }
   }
 }
 

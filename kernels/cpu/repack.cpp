@@ -1,5 +1,7 @@
 #include "cpu/repack.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <unordered_set>
@@ -90,16 +92,26 @@ bool packable(const Tensor& w) {
   return has_packed_layout(w.type) && w.has(kWeight) && w.ne[1] % kPackRows == 0 && w.ne[3] == 1 && w.is_contiguous();
 }
 
+size_t long_group_bytes() {
+  static const size_t bytes = [] {
+    const long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    return l1 > 0 ? static_cast<size_t>(l1) : size_t{48 * 1024};
+  }();
+  return bytes;
+}
+
 int64_t packed_chunk_blocks(DType type, int64_t k, int64_t rows) {
   switch (type) {
+    case DType::Q8_0:
     case DType::Q4_0:
     case DType::Q4_1:
+    case DType::Q5_0:
     case DType::Q5_1:
     case DType::Q4_K: break;
     default: return 0;
   }
   const size_t group_row = kPackRows * row_bytes(type, k);
-  if (group_row <= kLongGroupBytes || rows % kRunRows != 0) return 0;
+  if (group_row <= long_group_bytes() || rows % kRunRows != 0) return 0;
   const int64_t blocks = k / dtype_info(type).block_size;
   const auto chunks = static_cast<int64_t>((group_row + kPackChunkBytes - 1) / kPackChunkBytes);
   return (blocks + chunks - 1) / chunks;

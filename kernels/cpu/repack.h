@@ -30,14 +30,17 @@ constexpr int64_t kPackRows = 16;
 // Long rows: a decode product reads a group's whole row of blocks between two uses of an
 // activation block, and past L1's size the activation leaves L1 each time (on the Zen 5 of
 // docs/benchmarks.md products on rows of 8192 streamed 10-13 % slower than on rows of 2048).
-// Where a group's row outgrows kLongGroupBytes, the weight's groups lie in runs of kChunkGroups,
-// chunk by chunk: chunk c of every group of the run (blocks [c * chunk_blocks, ...), the last
-// chunk shorter), then chunk c + 1. A one-column product walks a run in that order: one stream,
-// each activation chunk read by the run's groups while it is in L1.
-constexpr size_t kLongGroupBytes = 48 * 1024;
+// Where a group's row outgrows long_group_bytes(), the weight's groups lie in runs of
+// kChunkGroups, chunk by chunk: chunk c of every group of the run (blocks [c * chunk_blocks,
+// ...), the last chunk shorter), then chunk c + 1. A one-column product walks a run in that
+// order: one stream, each activation chunk read by the run's groups while it is in L1.
 constexpr size_t kPackChunkBytes = 16 * 1024;  // a group's blocks in one chunk, about
 constexpr int64_t kChunkGroups = 4;
 constexpr int64_t kRunRows = kChunkGroups * kPackRows;
+
+// This machine's L1 data cache as the system reports it (32 KiB on Zen 4, 48 KiB on Zen 5 and
+// recent Xeons), 48 KiB where it reports none.
+size_t long_group_bytes();
 
 // The rows a packed weight is split in (packing, a decode product's threads): whole runs where
 // it is chunked, else whole groups.

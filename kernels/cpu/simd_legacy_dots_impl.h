@@ -242,10 +242,9 @@ struct Q8_0LaneAct {
   float d;
 };
 
-// Block i of the kRowLanes packed rows from tile row r0: the tile's rows are whole groups, so
-// rows r0.. lie in one group, in order.
-[[gnu::always_inline]] inline Q8_0LaneRows q8_0_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i) {
-  const char* group = packed_block(t, r0, i, sizeof(BlockQ8_0));
+// The kRowLanes packed rows from tile row r0 of a block of their group at `group` (the tile's
+// rows are whole groups, so rows r0.. lie in one group, in order).
+[[gnu::always_inline]] inline Q8_0LaneRows q8_0_packed_lane_rows(const DotTile& t, const char* group, int64_t r0) {
   if (r0 % kPackRows == 0) prefetch_stream(group, kPackRows * sizeof(BlockQ8_0), t.requests);  // the group's first register requests it
   const char* lanes = group + kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t);
   Q8_0LaneRows w;
@@ -304,9 +303,9 @@ template <int CB>
 }
 
 // Work memory: the activation table, then (unless each block's registers come straight from the
-// packed stream) the prepared row blocks.
+// packed stream) a chunked weight's gathered group and the prepared row blocks.
 size_t q8_0_lanes_gemm_work_size(const DotTile& t) {
-  return act_table_bytes<Q8_0LaneAct>(t) + (t.packed && t.cols == 1 ? 0 : prepared_bytes<Q8_0LaneRows>(t.n / kQK, 1));
+  return act_table_bytes<Q8_0LaneAct>(t) + (t.packed && t.cols == 1 ? 0 : whole_groups_bytes(t) + prepared_bytes<Q8_0LaneRows>(t.n / kQK, 1));
 }
 
 // One column (decode) in q8_0_lane_block's order, each block's registers straight from the
@@ -314,37 +313,56 @@ size_t q8_0_lanes_gemm_work_size(const DotTile& t) {
 // (the 256-bit forms) Q8_0 runs both halves at once, sharing the activation's dwords and
 // offsets (1.2-1.5 x from L2); Q5_0, whose fifth bits take more registers, one at a time.
 template <int kGroups, typename PackedRows>
-void signed_lanes_column(const DotTile& t, PackedRows packed_rows, const Q8_0LaneAct* act) {
-  const int64_t nb = t.n / kQK;
+void signed_lanes_column(const DotTile& t, PackedRows packed_rows, size_t block_bytes, const Q8_0LaneAct* act) {
   const BlockQ8_0* a = reinterpret_cast<const BlockQ8_0*>(t.a);
-  for (int64_t r0 = 0; r0 < t.rows; r0 += kGroups * kRowLanes) {
-    VR acc[kGroups][8];
-    for (int g = 0; g < kGroups; ++g)
-      for (int j = 0; j < 8; ++j) acc[g][j] = vr_zero();
-    for (int64_t i = 0; i < nb; ++i) {
-      Q8_0LaneRows w[kGroups];
-      VR d[kGroups];
-      for (int g = 0; g < kGroups; ++g) {
-        w[g] = packed_rows(r0 + g * kRowLanes, i);
-        d[g] = vr_mul(w[g].d, vr_set1(act[i].d));
-      }
+  struct Acc {
+    VR sums[kGroups][8];
+  };
+  column_passes<Acc>(
+      t, kGroups * kRowLanes, t.n / kQK, block_bytes,
+      [&](int64_t r0, int64_t i, const char* group, Acc& acc) __attribute__((always_inline)) {
+        Q8_0LaneRows w[kGroups];
+        VR d[kGroups];
+        for (int g = 0; g < kGroups; ++g) {
+          w[g] = packed_rows(group, r0 + g * kRowLanes);
+          d[g] = vr_mul(w[g].d, vr_set1(act[i].d));
+        }
 #pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) {
-        int32_t y4;
-        std::memcpy(&y4, a[i].qs + 4 * j, sizeof y4);
-        const VI y = vi_set1(y4), offset = vi_set1(act[i].offset[j]);
-        for (int g = 0; g < kGroups; ++g) acc[g][j] = vr_fma(d[g], vr_from_i32(vi_dot_s8v(offset, w[g].lanes[j], y)), acc[g][j]);
-      }
-    }
-    for (int g = 0; g < kGroups; ++g) store_row_lanes(t, r0 + g * kRowLanes, 0, lane_tree(acc[g]));
-  }
+        for (int j = 0; j < 8; ++j) {
+          int32_t y4;
+          std::memcpy(&y4, a[i].qs + 4 * j, sizeof y4);
+          const VI y = vi_set1(y4), offset = vi_set1(act[i].offset[j]);
+          for (int g = 0; g < kGroups; ++g)
+            acc.sums[g][j] = vr_fma(d[g], vr_from_i32(vi_dot_s8v(offset, w[g].lanes[j], y)), acc.sums[g][j]);
+        }
+      },
+      [&](int64_t r0, const Acc& acc) __attribute__((always_inline)) {
+        for (int g = 0; g < kGroups; ++g) store_row_lanes(t, r0 + g * kRowLanes, 0, lane_tree(acc.sums[g]));
+      });
 }
 
-// packed_rows(r0, i): block i of the packed rows from r0 as Q8_0LaneRows (Q8_0's, or Q5_0's
-// below); rows in the file layout are Q8_0's. Groups: signed_lanes_column's.
+// Several columns against the packed rows or the file's: q8_0_lane_block per prepared row block.
+template <typename PackedRows>
+void signed_lanes_rows(const DotTile& t, TileWork& work, PackedRows packed_rows, size_t block_bytes, const Q8_0LaneAct* acts) {
+  for_prepared_row_blocks<kRowLanes, Q8_0LaneRows, 2>(
+      t, work, t.n / kQK, 1,
+      [&](const char* const* wp, int64_t r0, int64_t i, Q8_0LaneRows* out) {
+        if (t.packed)
+          *out = packed_rows(packed_block(t, r0, i, block_bytes), r0);
+        else
+          q8_0_file_lane_rows(wp, i, *out);
+      },
+      [&](auto cols, const Q8_0LaneRows* rows, int64_t r0, int64_t c0) {
+        q8_0_lane_block<decltype(cols)::value>(t, rows, acts, r0, c0);
+      });
+}
+
+// packed_rows(group, r0): the packed rows from r0 of a block of their group at `group` as
+// Q8_0LaneRows (Q8_0's, or Q5_0's below); rows in the file layout are Q8_0's. Groups:
+// signed_lanes_column's. A chunked weight's groups are gathered whole after the activation table,
+// which serves them all.
 template <int Groups, typename PackedRows>
-void signed_lanes_gemm(const DotTile& t, PackedRows packed_rows) {
-  const int64_t nb = t.n / kQK;
+void signed_lanes_gemm(const DotTile& t, PackedRows packed_rows, size_t block_bytes) {
   TileWork work(t);
   const Q8_0LaneAct* acts = act_table<Q8_0LaneAct, BlockQ8_0>(t, work, [](const BlockQ8_0& a) {
     alignas(64) int32_t offsets[kRowLanes];
@@ -354,28 +372,28 @@ void signed_lanes_gemm(const DotTile& t, PackedRows packed_rows) {
     x.d = half(a.d);
     return x;
   });
-  if (t.packed && t.cols == 1) return signed_lanes_column<Groups>(t, packed_rows, acts);
-  for_prepared_row_blocks<kRowLanes, Q8_0LaneRows, 2>(
-      t, work, nb, 1,
-      [&](const char* const* wp, int64_t r0, int64_t i, Q8_0LaneRows* out) {
-        if (t.packed)
-          *out = packed_rows(r0, i);
-        else
-          q8_0_file_lane_rows(wp, i, *out);
-      },
-      [&](auto cols, const Q8_0LaneRows* rows, int64_t r0, int64_t c0) {
-        q8_0_lane_block<decltype(cols)::value>(t, rows, acts, r0, c0);
-      });
+  if (t.packed && t.cols == 1) return signed_lanes_column<Groups>(t, packed_rows, block_bytes, acts);
+  if (t.packed && t.chunk_blocks != 0) {
+    DotTile rest = t;
+    const size_t taken = act_table_bytes<Q8_0LaneAct>(t);
+    rest.work += taken;
+    rest.work_size -= taken;
+    return by_whole_groups(rest, block_bytes, [&](const DotTile& group) {
+      TileWork group_work(group);
+      signed_lanes_rows(group, group_work, packed_rows, block_bytes, acts);
+    });
+  }
+  signed_lanes_rows(t, work, packed_rows, block_bytes, acts);
 }
 
 void q8_0_lanes_gemm(const DotTile& t) {
-  signed_lanes_gemm<kPackRows / kRowLanes>(t, [&](int64_t r0, int64_t i) { return q8_0_packed_lane_rows(t, r0, i); });
+  signed_lanes_gemm<kPackRows / kRowLanes>(
+      t, [&](const char* group, int64_t r0) { return q8_0_packed_lane_rows(t, group, r0); }, sizeof(BlockQ8_0));
 }
 
 // Q5_0 packed (repack.h: the scales, then dword 0, qh, and dwords 1..4, the nibbles, of every
 // row): Q8_0's lane rows with each level (nibble | fifth bit) - 16.
-[[gnu::always_inline]] inline Q8_0LaneRows q5_0_packed_lane_rows(const DotTile& t, int64_t r0, int64_t i) {
-  const char* group = packed_block(t, r0, i, sizeof(BlockQ5_0));
+[[gnu::always_inline]] inline Q8_0LaneRows q5_0_packed_lane_rows(const DotTile& t, const char* group, int64_t r0) {
   prefetch_stream(group, kPackRows * sizeof(BlockQ5_0), t.requests);
   Q8_0LaneRows w;
   five_bit_lanes(group + kPackRows * sizeof(uint16_t) + r0 % kPackRows * sizeof(int32_t), w.lanes);
@@ -385,7 +403,7 @@ void q8_0_lanes_gemm(const DotTile& t) {
 }
 
 void q5_0_packed(const DotTile& t) {
-  signed_lanes_gemm<1>(t, [&](int64_t r0, int64_t i) { return q5_0_packed_lane_rows(t, r0, i); });
+  signed_lanes_gemm<1>(t, [&](const char* group, int64_t r0) { return q5_0_packed_lane_rows(t, group, r0); }, sizeof(BlockQ5_0));
 }
 
 // Q4_1 packed (repack.h) in legacy_lanes_block's eight-lane order, each register holding one

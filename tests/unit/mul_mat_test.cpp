@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cpu/cpu_features.h"
@@ -416,7 +417,7 @@ struct Q8_0Prefill {
     fill_random(w, 11);
     fill_random(x, 12);
     for (int64_t r = 0; r < rows; ++r) weights.push_back(row_of(w, r));
-    if (packed) cpu::pack_rows(DType::Q8_0, k, rows, w->data);
+    if (packed) cpu::pack_rows(DType::Q8_0, k, rows, w->data, cpu::packed_chunk_blocks(*w));  // as the backend packs it
   }
 
   // The largest |y - w·x| over every output, in units of sum |w·x|, against double-precision
@@ -439,24 +440,29 @@ struct Q8_0Prefill {
 
 TEST(MulMatAmx, Q8_0PrefillIsTheFloatProductToTheBf16SplitsPrecision) {
   if (!cpu::amx_in_use()) GTEST_SKIP() << "this CPU (or OS) gives no AMX-BF16 tiles";
-  // K past one weight panel pass (2048), rows past one panel (128), a partial column block.
-  for (bool packed : {false, true})
-    for (int64_t cols : {cpu::kAmxMinColumns, int64_t{45}})
-      for (int nth : {1, 2, 3}) {
-        Q8_0Prefill m(2048 + 96, 160, cols, packed);
-        ASSERT_TRUE(cpu::mul_mat_amx_applies(m.y));
-        run_mul_mat(m.y, nth, m.packed);
-        const double amx = m.worst_float_product_error();
-        {
-          AmxOff off;
-          ASSERT_FALSE(cpu::mul_mat_amx_applies(m.y));
+  // K past one weight panel pass (2048), rows past one panel (128), a partial column block; then
+  // rows long enough to lie chunked when packed (repack.h).
+  for (const auto& [k, rows] : {std::pair<int64_t, int64_t>{2048 + 96, 160}, {8192, 2 * cpu::kRunRows}})
+    for (bool packed : {false, true})
+      for (int64_t cols : {cpu::kAmxMinColumns, int64_t{45}})
+        for (int nth : {1, 2, 3}) {
+          Q8_0Prefill m(k, rows, cols, packed);
+          if (k == 8192) {
+            ASSERT_GT(cpu::packed_chunk_blocks(*m.y->src[0]), 0) << "these rows lie chunked when packed";
+          }
+          ASSERT_TRUE(cpu::mul_mat_amx_applies(m.y));
           run_mul_mat(m.y, nth, m.packed);
+          const double amx = m.worst_float_product_error();
+          {
+            AmxOff off;
+            ASSERT_FALSE(cpu::mul_mat_amx_applies(m.y));
+            run_mul_mat(m.y, nth, m.packed);
+          }
+          const double quantized = m.worst_float_product_error();
+          SCOPED_TRACE(testing::Message() << "k " << k << ", packed " << packed << ", " << cols << " columns, " << nth << " threads");
+          EXPECT_LT(amx, 4e-6);
+          EXPECT_GT(quantized, 10 * amx) << "Q8_0 activations should be far coarser than the bf16 splits";
         }
-        const double quantized = m.worst_float_product_error();
-        SCOPED_TRACE(testing::Message() << "packed " << packed << ", " << cols << " columns, " << nth << " threads");
-        EXPECT_LT(amx, 4e-6);
-        EXPECT_GT(quantized, 10 * amx) << "Q8_0 activations should be far coarser than the bf16 splits";
-      }
 }
 
 TEST(MulMatAmx, FewerColumnsKeepTheQuantizedOrder) {

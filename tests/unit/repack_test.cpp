@@ -89,13 +89,17 @@ TEST(Repack, OffersOnlyWeightsThatOnlyMulMatReadsAndUnpacksLosslessly) {
 
 // Long rows lie chunked: walked run by run, chunk by chunk, group by group, block by block (as the
 // one-column kernels walk them), the blocks are one unbroken stream over the whole weight, and
-// every group unpacks to the file's rows. Short rows, and rows not whole runs, stay unchunked.
+// every group unpacks to the file's rows. Rows whose group fits L1, and rows not whole runs, stay
+// unchunked.
 TEST(Repack, ChunkedRunsAreOneStreamAndUnpackLosslessly) {
   const DType type = DType::Q4_0;
   const int64_t k = 8192, rows = 2 * cpu::kRunRows;
-  EXPECT_EQ(cpu::packed_chunk_blocks(type, 2048, rows), 0);
+  // Past this machine's L1 data cache a group's row is long: one block more than fits is chunked.
+  const int64_t fits = static_cast<int64_t>(cpu::long_group_bytes() / (cpu::kPackRows * row_bytes(type, 32))) * 32;
+  EXPECT_EQ(cpu::packed_chunk_blocks(type, fits, rows), 0);
+  EXPECT_GT(cpu::packed_chunk_blocks(type, fits + 32, rows), 0);
   EXPECT_EQ(cpu::packed_chunk_blocks(type, k, rows + cpu::kPackRows), 0) << "rows not whole runs";
-  EXPECT_EQ(cpu::packed_chunk_blocks(DType::Q8_0, k, rows), 0) << "Q8_0's one-column kernel walks groups whole";
+  EXPECT_EQ(cpu::packed_chunk_blocks(DType::Q6_K, k, rows), 0) << "Q6_K's one-column kernel walks groups whole";
   const int64_t chunk = cpu::packed_chunk_blocks(type, k, rows);
   const int64_t blocks = k / dtype_info(type).block_size;
   ASSERT_GT(chunk, 0);

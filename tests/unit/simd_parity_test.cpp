@@ -219,13 +219,13 @@ TEST(SimdParity, F16Dots) { check_dtype(DType::F16, kFloatSizes); }
 TEST(SimdParity, BF16Dots) { check_dtype(DType::BF16, kFloatSizes); }
 TEST(SimdParity, Q8_0Dots) { check_dtype(DType::Q8_0, kLegacySizes); }
 TEST(SimdParity, Q4_0Dots) { check_dtype(DType::Q4_0, kLegacySizes); }
-TEST(SimdParity, Q8_0PackedDots) { check_packed(DType::Q8_0, kLegacySizes); }
 // Rows this long are chunked (repack.h) for the dtypes whose one-column kernels walk chunks.
 constexpr int64_t kChunkedSize = 8192;
 
+TEST(SimdParity, Q8_0PackedDots) { check_packed(DType::Q8_0, {32, 96, 224, 1024, kChunkedSize}); }
 TEST(SimdParity, Q4_0PackedDots) { check_packed(DType::Q4_0, {32, 96, 224, 1024, kChunkedSize}); }
 TEST(SimdParity, Q4_1PackedDots) { check_packed(DType::Q4_1, {32, 96, 224, 1024, kChunkedSize}); }
-TEST(SimdParity, Q5_0PackedDots) { check_packed(DType::Q5_0, kLegacySizes); }
+TEST(SimdParity, Q5_0PackedDots) { check_packed(DType::Q5_0, {32, 96, 224, 1024, kChunkedSize}); }
 TEST(SimdParity, Q5_1PackedDots) { check_packed(DType::Q5_1, {32, 96, 224, 1024, kChunkedSize}); }
 TEST(SimdParity, Q2_KPackedDots) { check_packed(DType::Q2_K, kKSizes); }
 TEST(SimdParity, Q3_KPackedDots) { check_packed(DType::Q3_K, kKSizes); }
