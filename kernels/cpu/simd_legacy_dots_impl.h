@@ -303,9 +303,9 @@ template <int CB>
 }
 
 // Work memory: the activation table, then (unless each block's registers come straight from the
-// packed stream) a chunked weight's gathered group and the prepared row blocks.
+// packed stream) the prepared row blocks.
 size_t q8_0_lanes_gemm_work_size(const DotTile& t) {
-  return act_table_bytes<Q8_0LaneAct>(t) + (t.packed && t.cols == 1 ? 0 : whole_groups_bytes(t) + prepared_bytes<Q8_0LaneRows>(t.n / kQK, 1));
+  return act_table_bytes<Q8_0LaneAct>(t) + (t.packed && t.cols == 1 ? 0 : prepared_bytes<Q8_0LaneRows>(t.n / kQK, 1));
 }
 
 // One column (decode) in q8_0_lane_block's order, each block's registers straight from the
@@ -341,26 +341,10 @@ void signed_lanes_column(const DotTile& t, PackedRows packed_rows, size_t block_
       });
 }
 
-// Several columns against the packed rows or the file's: q8_0_lane_block per prepared row block.
-template <typename PackedRows>
-void signed_lanes_rows(const DotTile& t, TileWork& work, PackedRows packed_rows, size_t block_bytes, const Q8_0LaneAct* acts) {
-  for_prepared_row_blocks<kRowLanes, Q8_0LaneRows, 2>(
-      t, work, t.n / kQK, 1,
-      [&](const char* const* wp, int64_t r0, int64_t i, Q8_0LaneRows* out) {
-        if (t.packed)
-          *out = packed_rows(packed_block(t, r0, i, block_bytes), r0);
-        else
-          q8_0_file_lane_rows(wp, i, *out);
-      },
-      [&](auto cols, const Q8_0LaneRows* rows, int64_t r0, int64_t c0) {
-        q8_0_lane_block<decltype(cols)::value>(t, rows, acts, r0, c0);
-      });
-}
-
 // packed_rows(group, r0): the packed rows from r0 of a block of their group at `group` as
 // Q8_0LaneRows (Q8_0's, or Q5_0's below); rows in the file layout are Q8_0's. Groups:
-// signed_lanes_column's. A chunked weight's groups are gathered whole after the activation table,
-// which serves them all.
+// signed_lanes_column's. Several columns read each block once, where it lies (chunked or not),
+// into the prepared row blocks.
 template <int Groups, typename PackedRows>
 void signed_lanes_gemm(const DotTile& t, PackedRows packed_rows, size_t block_bytes) {
   TileWork work(t);
@@ -373,17 +357,17 @@ void signed_lanes_gemm(const DotTile& t, PackedRows packed_rows, size_t block_by
     return x;
   });
   if (t.packed && t.cols == 1) return signed_lanes_column<Groups>(t, packed_rows, block_bytes, acts);
-  if (t.packed && t.chunk_blocks != 0) {
-    DotTile rest = t;
-    const size_t taken = act_table_bytes<Q8_0LaneAct>(t);
-    rest.work += taken;
-    rest.work_size -= taken;
-    return by_whole_groups(rest, block_bytes, [&](const DotTile& group) {
-      TileWork group_work(group);
-      signed_lanes_rows(group, group_work, packed_rows, block_bytes, acts);
-    });
-  }
-  signed_lanes_rows(t, work, packed_rows, block_bytes, acts);
+  for_prepared_row_blocks<kRowLanes, Q8_0LaneRows, 2>(
+      t, work, t.n / kQK, 1,
+      [&](const char* const* wp, int64_t r0, int64_t i, Q8_0LaneRows* out) {
+        if (t.packed)
+          *out = packed_rows(t.w + packed_block_offset(r0, i, block_bytes, t.w_stride, t.chunk_blocks), r0);
+        else
+          q8_0_file_lane_rows(wp, i, *out);
+      },
+      [&](auto cols, const Q8_0LaneRows* rows, int64_t r0, int64_t c0) {
+        q8_0_lane_block<decltype(cols)::value>(t, rows, acts, r0, c0);
+      });
 }
 
 void q8_0_lanes_gemm(const DotTile& t) {
