@@ -42,7 +42,7 @@ namespace engine::cpu {
 namespace {
 
 // The number goes up with every change to a decode kernel: a file timed on older kernels is timed anew.
-constexpr const char* kHeader = "engine cpu decode forms 16";
+constexpr const char* kHeader = "engine cpu decode forms 17";
 constexpr int64_t kTimedK = 4096;              // elements per weight row the forms are timed on
 static_assert(std::find(kTimedRowElements.begin(), kTimedRowElements.end(), kTimedK) != kTimedRowElements.end(),
               "the forms are timed on the rows of one of the request classes");
@@ -125,14 +125,17 @@ class TimedForm {
       : weight_(weight), level_(level), rows_(rows), row_size_(row_bytes(weight, k)), pool_(pool),
         work_(static_cast<size_t>(pool.size())), ends_(static_cast<size_t>(pool.size())) {
     const int threads = pool.size();
-    for (int ith = 0; ith < threads; ++ith) {  // whole packed groups each
-      const WorkRange groups = split_work(rows / kPackRows, ith, threads);
-      const int64_t begin = groups.begin * kPackRows, end = groups.end * kPackRows;
+    const int64_t chunk_blocks = has_packed_layout(weight) ? packed_chunk_blocks(weight, k, rows) : 0;  // as the backend packs
+    const int64_t unit = packed_rows_unit(chunk_blocks);
+    for (int ith = 0; ith < threads; ++ith) {  // whole packed groups (or runs) each
+      const WorkRange units = split_work(rows / unit, ith, threads);
+      const int64_t begin = units.begin * unit, end = units.end * unit;
       first_rows_.push_back(begin);
       DotTile t{k, nullptr, row_size_, end - begin,
                 static_cast<const char*>(act), row_bytes(vec_dot_type(weight), k), 1,
                 reinterpret_cast<char*>(out.data() + begin), sizeof(float), 0, has_packed_layout(weight)};
       t.requests = requests;
+      t.chunk_blocks = chunk_blocks;
       HostBuffer& mine = work_[static_cast<size_t>(ith)];
       mine.reserve(dot_tile_work_size_at(level, weight, DotOrder::kRow, t));
       t.work = static_cast<char*>(mine.data());
@@ -194,13 +197,14 @@ std::vector<double> time_in_turns(std::vector<TimedForm>& forms, ColdWindows& co
 }
 
 // One-column products of `weight` on rows of k elements, as many rows as a timed pass streams
-// (whole packed groups), against one activation column.
+// (whole runs of packed groups, so long rows lie chunked as the backend packs them), against one
+// activation column.
 class TimedShape {
  public:
   TimedShape(DType weight, int64_t k, ThreadPool& pool)
       : weight_(weight), k_(k),
-        rows_(std::max<int64_t>(kPackRows, static_cast<int64_t>(timed_bytes(pool)) / static_cast<int64_t>(row_bytes(weight, k)) /
-                                               kPackRows * kPackRows)),
+        rows_(std::max<int64_t>(kRunRows, static_cast<int64_t>(timed_bytes(pool)) / static_cast<int64_t>(row_bytes(weight, k)) /
+                                               kRunRows * kRunRows)),
         act_(row_bytes(vec_dot_type(weight), k)), out_(static_cast<size_t>(rows_)), pool_(pool) {
     std::vector<float> x(static_cast<size_t>(k));
     uint32_t state = 12345;
