@@ -125,7 +125,7 @@ class TimedForm {
       : weight_(weight), level_(level), rows_(rows), row_size_(row_bytes(weight, k)), pool_(pool),
         work_(static_cast<size_t>(pool.size())), ends_(static_cast<size_t>(pool.size())) {
     const int threads = pool.size();
-    const int64_t chunk_blocks = has_packed_layout(weight) ? packed_chunk_blocks(weight, k, rows) : 0;  // as the backend packs
+    const int64_t chunk_blocks = packed_chunk_blocks(weight, k, rows);  // as the backend packs
     const int64_t unit = packed_rows_unit(chunk_blocks);
     for (int ith = 0; ith < threads; ++ith) {  // whole packed groups (or runs) each
       const WorkRange units = split_work(rows / unit, ith, threads);

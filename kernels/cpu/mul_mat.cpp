@@ -129,7 +129,7 @@ DotTile tile_at(const Tensor* dst, const MulMatBatch& batch, int64_t c_begin, co
 size_t tile_work_size(const Tensor* dst, bool packed, const TilePlace& place) {
   const Tensor* a = dst->src[0];
   DotTile tile{place.n, nullptr, a->nb[1], place.rows, nullptr, 0, place.cols, nullptr, 0, 0, packed};
-  tile.chunk_blocks = packed ? packed_chunk_blocks(*a) : 0;
+  tile.chunk_blocks = held_chunk_blocks(*a, packed);
   return dot_tile_work_size(a->type, place.order, tile);
 }
 
@@ -205,7 +205,7 @@ MulMatWork mul_mat_work(const Tensor* dst, bool weight_packed) {
 }
 
 // A one-column product's weight as the backend packed it: its chunks (repack.h), 0 where not chunked.
-int64_t chunk_blocks(const ColumnProduct& product) { return product.weight_packed ? packed_chunk_blocks(*product.dst->src[0]) : 0; }
+int64_t chunk_blocks(const ColumnProduct& product) { return held_chunk_blocks(*product.dst->src[0], product.weight_packed); }
 // The output rows a one-column product's threads take at a time: kRowBlock, or a chunked
 // weight's runs of groups, which its kernels read whole; and how many such units it has.
 int64_t row_unit(int64_t chunk_blocks) { return std::max(kRowBlock, packed_rows_unit(chunk_blocks)); }
@@ -383,7 +383,7 @@ void mul_mat(const ComputeParams& p, Tensor* dst) {
                             p.weight_packed,
                             mine,
                             work.slice,
-                            p.weight_packed ? packed_chunk_blocks(*a) : 0};
+                            held_chunk_blocks(*a, p.weight_packed)};
     static_assert(kRowChunk % kRunRows == 0, "a work item's rows are whole runs of a chunked weight");
     const int64_t row0 = chunk * split.chunk_rows, rows = std::min(ne01, row0 + split.chunk_rows) - row0;
     for_item_tiles(dst, split, row0, rows, [&](const TilePlace& t) { dot_tile(a->type, t.order, tile_at(dst, batch, 0, t)); });

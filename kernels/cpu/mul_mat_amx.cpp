@@ -134,9 +134,8 @@ void convert_weight_block(const char* w, size_t row_bytes, bool packed, int64_t 
   __m512 d;
   __m512i lanes[8];  // lane j: levels 4j..4j+3 of each row
   if (packed) {
-    const char* group = w;
-    d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(group)));
-    for (int j = 0; j < 8; ++j) lanes[j] = _mm512_loadu_si512(group + kPackRows * sizeof(uint16_t) + j * kPackRows * sizeof(int32_t));
+    d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
+    for (int j = 0; j < 8; ++j) lanes[j] = _mm512_loadu_si512(w + kPackRows * sizeof(uint16_t) + j * kPackRows * sizeof(int32_t));
   } else {
     const __m512i rows = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                             _mm512_set1_epi32(static_cast<int>(row_bytes)));
@@ -165,7 +164,7 @@ void convert_weight_block(const char* w, size_t row_bytes, bool packed, int64_t 
 void convert_panel(const Tensor* a, bool packed, int64_t row0, int64_t rows, int64_t chunk0, int64_t chunks,
                    int64_t panel_chunks, char* panel) {
   const size_t row_bytes = a->nb[1];
-  const int64_t chunk_blocks = packed ? packed_chunk_blocks(*a) : 0;
+  const int64_t chunk_blocks = held_chunk_blocks(*a, packed);
   const char* weight = static_cast<const char*>(a->data);
   for (int64_t r = 0; r < rows; r += kHalf) {
     const char* w = weight + (row0 + r) * static_cast<int64_t>(row_bytes);

@@ -51,6 +51,8 @@ inline int64_t packed_rows_unit(int64_t chunk_blocks) { return chunk_blocks > 0 
 // walk groups whole).
 int64_t packed_chunk_blocks(DType type, int64_t k, int64_t rows);
 int64_t packed_chunk_blocks(const Tensor& w);  // 0 for 3-D (experts)
+// The same for a backend's copy of w, which it `packed` or keeps in the file layout (0).
+inline int64_t held_chunk_blocks(const Tensor& w, bool packed) { return packed ? packed_chunk_blocks(w) : 0; }
 
 // Byte offset of block i of the group holding row r (counted from a run's first row) in a
 // packed weight of rows row_bytes long and blocks of block_bytes, chunked as chunk_blocks says.
