@@ -581,7 +581,7 @@ inline VI q6_K_lane_sums(Level level, Scale scale, VI offset, const VI (&aq)[8],
   VI lanes = vi_set1(0);
   for (int k = 0; k < 8; ++k) {
     request(k);
-    lanes = vi_add(lanes, vi_madd16(vi_maddubs(level(k), aq[k]), scale(k)));
+    lanes = vi_dot16(lanes, vi_maddubs(level(k), aq[k]), scale(k));
   }
   return vi_sub(lanes, vi_shift_left(vi_madd16(offset, bsums), 5));
 }
@@ -951,7 +951,7 @@ void q2_K_packed_block(const DotTile& t, int64_t r0, int64_t c0) {
             VI s = vi_set1(0);
             for (int e = 0; e < 4; ++e) s = vi_dot_u8(s, levels[e], a[c]->qs + 16 * g + 4 * e);
             if (ENGINE_SIMD_VNNI) s = vi_shift_right(s, 2 * j);
-            sum[c] = vi_add(sum[c], vi_madd16(s, scale));  // |s| < 2^15: its low half is s
+            sum[c] = vi_dot16(sum[c], s, scale);  // |s| < 2^15: its low half is s
             mins[c] = vi_add(mins[c], vi_mul_u16(min, a[c]->bsums[g]));
           }
         }
@@ -1070,7 +1070,7 @@ void q3_K_column_block(const DotTile& t, int64_t r0) {
       Q3KRows w;
       q3_K_rows(t, wp + row, r0 + row, i, w);
       VI lanes = vi_set1(0);
-      for (int k = 0; k < 8; ++k) lanes = vi_add(lanes, vi_madd16(vi_sub16(vi_maddubs(w.u[k], aq[k]), fours[k]), w.scale[k]));
+      for (int k = 0; k < 8; ++k) lanes = vi_dot16(lanes, vi_sub16(vi_maddubs(w.u[k], aq[k]), fours[k]), w.scale[k]);
       acc[g] = vr_fma(vr_mul(da, w.d), vr_from_i32(lanes), acc[g]);
     }
   }
@@ -1133,7 +1133,7 @@ void q5_K_column_block(const DotTile& t, int64_t r0) {
       VI lanes = vi_set1(0);
       for (int k = 0; k < 8; ++k) {
         if (pair && k < kPairLines) prefetch_stream(pair + 64 * k, 64, t.requests);
-        lanes = vi_add(lanes, vi_madd16(vi_maddubs(q[k], aq[k]), vi_spread_rows(scale16[hr][k], spread)));
+        lanes = vi_dot16(lanes, vi_maddubs(q[k], aq[k]), vi_spread_rows(scale16[hr][k], spread));
       }
       acc[g] = vr_fma(vr_spread_rows(d[hr], spread), vr_from_i32(lanes), acc[g]);
     }
