@@ -265,10 +265,16 @@ void apply(const std::vector<DecodeForm>& forms) {
   timed_forms() = forms;
 }
 
-std::string cache_file_name(std::string model) {
-  for (char& c : model)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '-';
-  return "cpu-decode-" + model + ".txt";
+// The key's letters and digits, each run of anything else one '-'.
+std::string cache_file_name(const std::string& key) {
+  std::string name = "cpu-decode-";
+  for (char c : key)
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      name += c;
+    else if (name.back() != '-')
+      name += '-';
+  if (name.back() == '-') name.pop_back();
+  return name + ".txt";
 }
 
 // Writes through a file of its own (per process and write: a timing and a kept way may write at
@@ -360,7 +366,7 @@ SimdLevel decode_level(DType weight) {
 
 std::string decode_tuning_text(const std::vector<DecodeForm>& forms) {
   std::ostringstream text;
-  text << kHeader << "\ncpu " << cpu_model_name() << "\n";
+  text << kHeader << "\ncpu " << cpu_model_key() << "\n";
   for (const DecodeForm& f : forms) {
     text << dtype_name(f.weight) << ' ' << simd_level_name(f.level);
     for (const RequestsTiming& r : f.rows) text << ' ' << requests_name(r.chosen);
@@ -375,7 +381,7 @@ std::optional<std::vector<DecodeForm>> parse_decode_tuning(const std::string& te
   std::istringstream in(text);
   std::string line;
   if (!std::getline(in, line) || line != kHeader) return std::nullopt;
-  if (!std::getline(in, line) || line != "cpu " + cpu_model_name()) return std::nullopt;
+  if (!std::getline(in, line) || line != "cpu " + cpu_model_key()) return std::nullopt;
   std::vector<DecodeForm> forms;
   const auto requests_named = [](const std::string& name) -> std::optional<StreamRequests> {
     for (StreamRequests r : {StreamRequests::kNone, StreamRequests::kFar, StreamRequests::kNearAndFar})
@@ -423,7 +429,7 @@ std::string decode_tuning_path() {
     dir = std::filesystem::path(home) / ".cache";
   else
     return "";
-  return (dir / "engine" / cache_file_name(cpu_model_name())).string();
+  return (dir / "engine" / cache_file_name(cpu_model_key())).string();
 }
 
 std::vector<DecodeForm> tune_decode_forms() {

@@ -67,6 +67,9 @@ TEST(DecodeTuning, CacheTextItCannotUseIsRefused) {
   EXPECT_FALSE(parse_decode_tuning(""));
   EXPECT_FALSE(parse_decode_tuning(replaced(first_line, "engine cpu decode forms 0"))) << "another format";
   EXPECT_FALSE(parse_decode_tuning(replaced("\ncpu ", "\ncpu another "))) << "another CPU";
+  // Virtual machines give Zen 4 and Zen 5 one name; the packed layout follows the L1's size.
+  EXPECT_FALSE(parse_decode_tuning(replaced(", family ", ", family 1"))) << "the same name, another family";
+  EXPECT_FALSE(parse_decode_tuning(replaced(", L1d ", ", L1d 1"))) << "the same name, another L1";
   EXPECT_FALSE(parse_decode_tuning(replaced(dtype_line, "\nq9_9 "))) << "unknown dtype";
   EXPECT_FALSE(parse_decode_tuning(replaced(dtype_line, "\nq8_K "))) << "a dtype with no dot";
   EXPECT_FALSE(parse_decode_tuning(good.substr(0, good.rfind('\n', good.size() - 2) + 1))) << "a dtype missing";
@@ -83,6 +86,23 @@ TEST(DecodeTuning, CacheTextItCannotUseIsRefused) {
   if (cpu_simd_level() < SimdLevel::kAvx512Bf16) {
     EXPECT_FALSE(parse_decode_tuning(replaced(" avx2 ", " avx512-bf16 "))) << "a form this CPU lacks";
   }
+}
+
+TEST(DecodeTuning, CacheFileIsNamedAfterTheWholeModelKey) {
+  const char* tune_file = std::getenv("ENGINE_CPU_TUNE_FILE");
+  const std::string kept_tune_file = tune_file ? tune_file : "";
+  unsetenv("ENGINE_CPU_TUNE_FILE");
+  ASSERT_EQ(setenv("XDG_CACHE_HOME", "/cache home", 1), 0);
+  const std::filesystem::path path = decode_tuning_path();
+  unsetenv("XDG_CACHE_HOME");
+  if (!kept_tune_file.empty()) setenv("ENGINE_CPU_TUNE_FILE", kept_tune_file.c_str(), 1);
+  EXPECT_EQ(path.parent_path(), std::filesystem::path("/cache home/engine"));
+  const std::string name = path.filename().string();
+  EXPECT_EQ(name.rfind("cpu-decode-", 0), 0u) << name;
+  EXPECT_EQ(name.find("--"), std::string::npos) << name;
+  EXPECT_EQ(name.find(' '), std::string::npos) << name;
+  EXPECT_NE(name.find("-L1d-"), std::string::npos) << name;
+  EXPECT_TRUE(name.size() > 4 && name.substr(name.size() - 4) == ".txt" && name[name.size() - 5] != '-') << name;
 }
 
 TEST(DecodeTuning, ANarrowerFormOnlyWhenClearlyFaster) {
