@@ -431,15 +431,12 @@ void q4_K_packed_column(const DotTile& t) {
 // Work memory: the GEMM's level sums, then with several columns the prepared super-blocks.
 size_t q4_K_serial_work_size(bool gemm, const DotTile& t) {
   const int64_t nb = t.n / kQK_K;
-  const size_t whole = t.cols == 1 && !gemm ? 0 : whole_groups_bytes(t);  // a chunked GEMM's groups
-  return whole + (gemm ? piece_bytes<float>(t.cols * nb * 8) : 0) + (t.cols == 1 ? 0 : prepared_bytes<Q4KSuper>(nb, 1));
+  return (gemm ? piece_bytes<float>(t.cols * nb * 8) : 0) + (t.cols == 1 ? 0 : prepared_bytes<Q4KSuper>(nb, 1));
 }
 
 void q4_K_serial(bool gemm, const DotTile& t) {
   const int64_t nb = t.n / kQK_K;
   if (t.cols == 1 && t.packed && !gemm) return q4_K_packed_column<ENGINE_SIMD_VNNI>(t);
-  if (t.chunk_blocks != 0)
-    return by_whole_groups(t, sizeof(engine::quant::BlockQ4_K), [&](const DotTile& group) { q4_K_serial(gemm, group); });
   TileWork work(t);
   float* bsum_f = nullptr;
   if (gemm) {

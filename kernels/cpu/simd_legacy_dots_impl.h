@@ -361,7 +361,7 @@ void signed_lanes_gemm(const DotTile& t, PackedRows packed_rows, size_t block_by
       t, work, t.n / kQK, 1,
       [&](const char* const* wp, int64_t r0, int64_t i, Q8_0LaneRows* out) {
         if (t.packed)
-          *out = packed_rows(t.w + packed_block_offset(r0, i, block_bytes, t.w_stride, t.chunk_blocks), r0);
+          *out = packed_rows(packed_block(t, r0, i, block_bytes), r0);
         else
           q8_0_file_lane_rows(wp, i, *out);
       },
@@ -488,7 +488,7 @@ void unsigned_lanes_column(const DotTile& t, PackedRows packed_rows, size_t bloc
 
 // Work memory: with several columns, the prepared row blocks.
 size_t q4_1_packed_work_size(const DotTile& t) {
-  return t.cols == 1 ? 0 : whole_groups_bytes(t) + prepared_bytes<Q4_1LaneRows>(t.n / kQK, 1);
+  return t.cols == 1 ? 0 : prepared_bytes<Q4_1LaneRows>(t.n / kQK, 1);
 }
 
 // packed_rows(group, r0, burst): the packed rows from r0 of a block of their group at `group` as
@@ -496,8 +496,6 @@ size_t q4_1_packed_work_size(const DotTile& t) {
 template <int Groups, typename PackedRows>
 void unsigned_lanes_packed(const DotTile& t, PackedRows packed_rows, size_t block_bytes) {
   if (t.cols == 1) return unsigned_lanes_column<Groups>(t, packed_rows, block_bytes);
-  if (t.chunk_blocks != 0)
-    return by_whole_groups(t, block_bytes, [&](const DotTile& group) { unsigned_lanes_packed<Groups>(group, packed_rows, block_bytes); });
   TileWork work(t);
   for_prepared_row_blocks<kRowLanes, Q4_1LaneRows, 2>(
       t, work, t.n / kQK, 1,
@@ -662,12 +660,11 @@ inline void q4_0_packed_column(const DotTile& t, const Q4_0Act* act) {
 
 // Work memory: the activation table, then with several columns the prepared row blocks.
 size_t q4_0_serial_work_size(const DotTile& t) {
-  return act_table_bytes<Q4_0Act>(t) + (t.cols == 1 ? 0 : whole_groups_bytes(t) + prepared_bytes<Q4_0Rows>(t.n / kQK, 1));
+  return act_table_bytes<Q4_0Act>(t) + (t.cols == 1 ? 0 : prepared_bytes<Q4_0Rows>(t.n / kQK, 1));
 }
 
 void q4_0_serial(const DotTile& t) {
   const int64_t nb = t.n / kQK;
-  if (t.cols > 1 && t.chunk_blocks != 0) return by_whole_groups(t, sizeof(BlockQ4_0), [](const DotTile& group) { q4_0_serial(group); });
   TileWork work(t);
   const Q4_0Act* acts = act_table<Q4_0Act, BlockQ8_0>(t, work, [](const BlockQ8_0& a) {
     const __m256i ones = _mm256_set1_epi8(1);

@@ -33,10 +33,9 @@ const Act& act_block(const DotTile& t, int64_t c, int64_t i) {
   return reinterpret_cast<const Act*>(t.a + c * static_cast<int64_t>(t.a_stride))[i];
 }
 
-// Block i of the packed group (repack.h) that holds tile row r, groups whole (chunk_blocks 0;
-// column_passes and by_whole_groups serve chunked weights).
+// Block i of the packed group (repack.h) that holds tile row r, chunked or not.
 inline const char* packed_block(const DotTile& t, int64_t r, int64_t i, size_t block_bytes) {
-  return t.w + packed_block_offset(r, i, block_bytes, t.w_stride, 0);
+  return t.w + packed_block_offset(r, i, block_bytes, t.w_stride, t.chunk_blocks);
 }
 
 // column_passes on a chunked weight: out of line, so the whole-group loop keeps its registers.
@@ -50,7 +49,7 @@ template <typename Acc, typename Block, typename Store>
     for (int64_t i0 = 0; i0 < nb; i0 += t.chunk_blocks)
       for (int64_t p = 0; p < passes; ++p) {
         Acc here = acc[p];
-        const char* blk = t.w + packed_block_offset(r0 + p * pass_rows, i0, block_bytes, t.w_stride, t.chunk_blocks);
+        const char* blk = packed_block(t, r0 + p * pass_rows, i0, block_bytes);
         for (int64_t i = i0; i < min_i64(nb, i0 + t.chunk_blocks); ++i, blk += step) block(r0 + p * pass_rows, i, blk, here);
         acc[p] = here;
       }
@@ -105,32 +104,6 @@ class TileWork {
   char* next_;
   size_t left_;
 };
-
-// A chunked packed weight (repack.h) read by a kernel that takes groups whole (the GEMMs): group
-// by group, each group's blocks gathered in the tile's work memory (whole_groups_bytes of it,
-// before the kernel's own), then kernel(group's tile). A prompt's product reads each group once
-// for many columns, so the copy is small beside it.
-inline size_t whole_groups_bytes(const DotTile& t) { return t.packed && t.chunk_blocks != 0 ? piece_bytes<char>(kPackRows * t.w_stride) : 0; }
-
-template <typename Kernel>
-void by_whole_groups(const DotTile& t, size_t block_bytes, Kernel kernel) {
-  const size_t taken = whole_groups_bytes(t);
-  char* group = TileWork(t).take<char>(kPackRows * t.w_stride);
-  const auto nb = static_cast<int64_t>(t.w_stride / block_bytes);
-  for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) {
-    for (int64_t i = 0; i < nb; ++i)
-      std::memcpy(group + i * kPackRows * block_bytes, t.w + packed_block_offset(r0, i, block_bytes, t.w_stride, t.chunk_blocks),
-                  kPackRows * block_bytes);
-    DotTile whole = t;
-    whole.w = group;
-    whole.rows = min_i64(kPackRows, t.rows - r0);
-    whole.out = t.out + r0 * static_cast<int64_t>(t.out_row);
-    whole.chunk_blocks = 0;
-    whole.work = t.work + taken;
-    whole.work_size = t.work_size - taken;
-    kernel(whole);
-  }
-}
 
 // A packed weight read by a kernel with no packed form: group by group, each unpacked into the
 // file layout in the tile's work memory (unpacked_groups_bytes of it, before the kernel's own).
