@@ -1,6 +1,8 @@
 #include "cpu/cpu_device.h"
 
+#if defined(__x86_64__)
 #include <cpuid.h>
+#endif
 
 #include <algorithm>
 #include <fstream>
@@ -24,6 +26,7 @@ std::string cpu_model_name() {
 
 std::string cpu_model_key() {
   std::string key = cpu_model_name();
+#if defined(__x86_64__)
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (__get_cpuid(1, &eax, &ebx, &ecx, &edx)) {
     const unsigned base_family = (eax >> 8) & 0xF, base_model = (eax >> 4) & 0xF;
@@ -31,6 +34,7 @@ std::string cpu_model_key() {
     const unsigned model = base_family == 0x6 || base_family == 0xF ? base_model + (((eax >> 16) & 0xF) << 4) : base_model;
     key += ", family " + std::to_string(family) + " model " + std::to_string(model) + " stepping " + std::to_string(eax & 0xF);
   }
+#endif
   return key + ", L1d " + std::to_string(long_group_bytes() / 1024) + " KiB";
 }
 
