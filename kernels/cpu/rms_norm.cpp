@@ -1,4 +1,5 @@
-// RMS_NORM: x / sqrt(mean(x^2) + eps) per row; the sum of squares is kept in double as ggml does.
+// RMS_NORM: x / sqrt(mean(x^2) + eps) per row; the sum of squares is kept in double as ggml does,
+// in eight partial sums: one chain of dependent double adds took ~3 us a 2048-element row.
 #include <cmath>
 
 #include "cpu/kernels.h"
@@ -16,11 +17,19 @@ void rms_norm(const ComputeParams& p, Tensor* dst) {
     const RowIndex i = row_index(dst, r);
     char* d = row_ptr(dst, i);
     char* x = row_ptr(a, i);
-    double sum = 0.0;
-    for (int64_t k = 0; k < n; ++k) {
-      const float v = f32_at(x, k, a->nb[0]);
-      sum += static_cast<double>(v * v);
+    constexpr int kPartials = 8;
+    double partial[kPartials] = {};
+    int64_t e = 0;
+    for (; e + kPartials <= n; e += kPartials)
+      for (int j = 0; j < kPartials; ++j) {
+        const float v = f32_at(x, e + j, a->nb[0]);
+        partial[j] += static_cast<double>(v * v);
+      }
+    for (; e < n; ++e) {
+      const float v = f32_at(x, e, a->nb[0]);
+      partial[0] += static_cast<double>(v * v);
     }
+    const double sum = ((partial[0] + partial[1]) + (partial[2] + partial[3])) + ((partial[4] + partial[5]) + (partial[6] + partial[7]));
     const float mean = static_cast<float>(sum / static_cast<double>(n));
     const float s = 1.0f / std::sqrt(mean + eps);
     for (int64_t k = 0; k < n; ++k) f32_at(d, k, dst->nb[0]) = f32_at(x, k, a->nb[0]) * s;
