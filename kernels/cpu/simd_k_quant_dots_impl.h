@@ -466,7 +466,7 @@ void q4_K_serial(bool gemm, const DotTile& t) {
 // The row pairs of a packed K-quant block (repack.h): the pair holding tile row r, after the
 // group's `lead` bytes of row-per-lane dwords; and r's place in it, where a register holds one row.
 inline const char* packed_pair(const DotTile& t, int64_t r, int64_t i, size_t block_bytes, size_t lead = 0) {
-  return packed_block(t, r, i, block_bytes) + lead + r % kPackRows / 2 * 2 * (block_bytes - lead / kPackRows);
+  return whole_packed_block(t, r, i, block_bytes) + lead + r % kPackRows / 2 * 2 * (block_bytes - lead / kPackRows);
 }
 inline int64_t row_in_pair(int64_t r) { return kLaneRows == 1 ? r % 2 : 0; }
 
@@ -637,7 +637,7 @@ void q6_K_lanes_block(const DotTile& t, const KLaneRows* prepared, int64_t r0, i
       for (int g = 0; g < RG; ++g) {
         // The packed stream is requested a register's share at a time (a burst of a whole block's
         // prefetches stalls the loads), a line per chunk beside the chunk's products.
-        const char* share = Packed ? packed_block(t, r0, i, sizeof(BlockQ6_K)) + g * kLaneRows * sizeof(BlockQ6_K) : nullptr;
+        const char* share = Packed ? whole_packed_block(t, r0, i, sizeof(BlockQ6_K)) + g * kLaneRows * sizeof(BlockQ6_K) : nullptr;
         const char* first_line = Packed ? line_at_or_after(share) : nullptr;
         const char* share_end = Packed ? share + kLaneRows * sizeof(BlockQ6_K) : nullptr;
         const auto request = [&](int k) {
@@ -924,7 +924,7 @@ void q2_K_packed_block(const DotTile& t, int64_t r0, int64_t c0) {
   VR acc[CB], acc_min[CB];
   for (int c = 0; c < CB; ++c) acc[c] = acc_min[c] = vr_zero();
   for (int64_t i = 0; i < nb; ++i) {
-    const char* blk = packed_block(t, r0, i, kBlock) + (r0 % kPackRows) * 4;
+    const char* blk = whole_packed_block(t, r0, i, kBlock) + (r0 % kPackRows) * 4;
     const auto dword = [&](int k) { return vi_load(blk + k * kPackRows * 4); };
     const BlockQ8_K* a[CB];
     for (int c = 0; c < CB; ++c) a[c] = reinterpret_cast<const BlockQ8_K*>(ap[c]) + i;
@@ -933,7 +933,7 @@ void q2_K_packed_block(const DotTile& t, int64_t r0, int64_t c0) {
       VI sum[CB], mins[CB];
       for (int c = 0; c < CB; ++c) sum[c] = mins[c] = vi_set1(0);
       for (int k = run * 4 / Runs; k < (run + 1) * 4 / Runs; ++k) {  // scale dword k: groups 4k .. 4k + 3
-        prefetch_stream(packed_block(t, r0, i, kBlock) + k * kQuarter, kQuarter, t.requests);
+        prefetch_stream(whole_packed_block(t, r0, i, kBlock) + k * kQuarter, kQuarter, t.requests);
         const VI sc = dword(k);
         for (int b = 0; b < 4; ++b) {
           // Group g (elements 16g ..): qs bytes 32n + 16 (g % 2) .. + 15 at bits 2j, n = g / 8, j = g % 8 / 2.
@@ -1100,7 +1100,7 @@ void q5_K_column_block(const DotTile& t, int64_t r0) {
   for (VR& v : mins) v = vr_zero();
   for (int64_t i = 0; i < nb; ++i) {
     if (t.packed) {
-      prefetch_stream(packed_block(t, r0, i, kBlock), kPackRows * 16, t.requests);  // the headers
+      prefetch_stream(whole_packed_block(t, r0, i, kBlock), kPackRows * 16, t.requests);  // the headers
     } else {
       constexpr int64_t kAhead = 2;  // blocks: many streams this close together lose the hardware prefetchers
       for (const char* row : wp)
