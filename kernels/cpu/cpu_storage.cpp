@@ -29,9 +29,13 @@ void log_decode_forms(const std::vector<GGUFTensorInfo>& weights) {
     line += fmt::format("{}{} {} (requests by row length {})", line.empty() ? "" : ", ", dtype_name(f.weight),
                         simd_level_name(f.level), requests);
     std::string timed;
-    for (const auto& [level, gbs] : {std::pair{SimdLevel::kAvx2, f.avx2_gbs}, std::pair{SimdLevel::kAvx2Vnni, f.avx2_vnni_gbs},
-                                     std::pair{cpu_simd_level(), f.avx512_gbs}})
-      if (gbs > 0) timed += fmt::format("{}{} {:.1f} GB/s", timed.empty() ? "" : ", ", simd_level_name(level), gbs);
+    for (const auto& [threads, r] : {std::pair{"all threads", f.all_threads}, std::pair{"one thread", f.one_thread}}) {
+      std::string rates;
+      for (const auto& [level, gbs] : {std::pair{SimdLevel::kAvx2, r.avx2_gbs}, std::pair{SimdLevel::kAvx2Vnni, r.avx2_vnni_gbs},
+                                       std::pair{cpu_simd_level(), r.avx512_gbs}})
+        if (gbs > 0) rates += fmt::format("{}{} {:.1f}", rates.empty() ? "" : ", ", simd_level_name(level), gbs);
+      if (!rates.empty()) timed += fmt::format("{}{} {} GB/s", timed.empty() ? "" : "; ", threads, rates);
+    }
     for (size_t c = 0; c < kRowClasses; ++c)
       if (const RequestsTiming& r = f.rows[c]; r.near_and_far_gbs > 0)
         timed += fmt::format("; {} rows of {}: near+far {:.1f}, far {:.1f}, none {:.1f} GB/s", simd_level_name(f.level),

@@ -42,7 +42,7 @@ namespace engine::cpu {
 namespace {
 
 // The number goes up with every change to a decode kernel: a file timed on older kernels is timed anew.
-constexpr const char* kHeader = "engine cpu decode forms 17";
+constexpr const char* kHeader = "engine cpu decode forms 18";
 constexpr int64_t kTimedK = 4096;              // elements per weight row the forms are timed on
 static_assert(std::find(kTimedRowElements.begin(), kTimedRowElements.end(), kTimedK) != kTimedRowElements.end(),
               "the forms are timed on the rows of one of the request classes");
@@ -235,23 +235,31 @@ class TimedShape {
   ThreadPool& pool_;
 };
 
-// Times the forms of `weight`: AVX2, AVX2 with VNNI and the best AVX-512 level, those this CPU
-// has; then the fastest of them with near and far requests, far only, and none, on each class of
-// rows.
-DecodeForm time_forms(DType weight, ThreadPool& pool, ColdWindows& cold) {
-  DecodeForm form{weight, cpu_simd_level()};
-  std::vector<TimedShape> classes;
-  for (int64_t k : kTimedRowElements) classes.emplace_back(weight, k, pool);
-  TimedShape& shape = classes[row_class(kTimedK)];
+// Each form of `shape`'s dtype this CPU has (AVX2, AVX2 with VNNI, the best AVX-512 level), with
+// near and far requests, timed in turns on its pool's threads.
+CpuFormRates time_levels(TimedShape& shape, ColdWindows& cold) {
   std::vector<TimedForm> levels;
   levels.push_back(shape.form(SimdLevel::kAvx2, StreamRequests::kNearAndFar));
   levels.push_back(shape.form(SimdLevel::kAvx2Vnni, StreamRequests::kNearAndFar));
   if (cpu_simd_level() >= SimdLevel::kAvx512) levels.push_back(shape.form(cpu_simd_level(), StreamRequests::kNearAndFar));
-  const std::vector<double> level_gbs = time_in_turns(levels, cold);
-  form.avx2_gbs = level_gbs[0];
-  form.avx2_vnni_gbs = level_gbs[1];
-  if (level_gbs.size() > 2) form.avx512_gbs = level_gbs[2];
-  form.level = faster_form(form.avx2_gbs, form.avx2_vnni_gbs, form.avx512_gbs);
+  const std::vector<double> gbs = time_in_turns(levels, cold);
+  return CpuFormRates{gbs[0], gbs[1], gbs.size() > 2 ? gbs[2] : 0};
+}
+
+// Times the forms of `weight` on every thread of `pool` and on the one of `alone`; then the form
+// kept with near and far requests, far only, and none, on each class of rows.
+DecodeForm time_forms(DType weight, ThreadPool& pool, ThreadPool& alone, ColdWindows& cold) {
+  DecodeForm form{weight, cpu_simd_level()};
+  std::vector<TimedShape> classes;
+  for (int64_t k : kTimedRowElements) classes.emplace_back(weight, k, pool);
+  form.all_threads = time_levels(classes[row_class(kTimedK)], cold);
+  if (pool.size() == 1) {
+    form.one_thread = form.all_threads;
+  } else {
+    TimedShape one(weight, kTimedK, alone);
+    form.one_thread = time_levels(one, cold);
+  }
+  form.level = faster_form(form.all_threads, form.one_thread);
   for (size_t c = 0; c < kRowClasses; ++c) form.rows[c] = classes[c].requests(form.level, cold);
   return form;
 }
@@ -299,15 +307,28 @@ void write_cache(const std::string& path, const std::vector<DecodeForm>& forms) 
 
 }  // namespace
 
-SimdLevel faster_form(double avx2_gbs, double avx2_vnni_gbs, double avx512_gbs) {
-  const std::pair<SimdLevel, double> wide_to_narrow[] = {
-      {cpu_simd_level(), avx512_gbs}, {SimdLevel::kAvx2Vnni, avx2_vnni_gbs}, {SimdLevel::kAvx2, avx2_gbs}};
+SimdLevel faster_form(const CpuFormRates& all_threads, const CpuFormRates& one_thread) {
+  const auto wide_to_narrow = [](const CpuFormRates& r) {
+    return std::array<std::pair<SimdLevel, double>, 3>{
+        {{cpu_simd_level(), r.avx512_gbs}, {SimdLevel::kAvx2Vnni, r.avx2_vnni_gbs}, {SimdLevel::kAvx2, r.avx2_gbs}}};
+  };
+  const auto all = wide_to_narrow(all_threads), one = wide_to_narrow(one_thread);
+  double fastest = 0;
+  for (const auto& [level, gbs] : all)
+    if (level <= cpu_simd_level()) fastest = std::max(fastest, gbs);
+  std::array<bool, 3> candidate{};
+  bool alone_timed = true;
+  for (size_t i = 0; i < all.size(); ++i) {
+    candidate[i] = all[i].first <= cpu_simd_level() && all[i].second > 0 && all[i].second * kAllThreadsSwing >= fastest;
+    if (candidate[i] && one[i].second <= 0) alone_timed = false;
+  }
+  const auto& rates = alone_timed ? one : all;
   SimdLevel form = cpu_simd_level();
   double rate = 0;
-  for (const auto& [level, gbs] : wide_to_narrow)
-    if (level <= cpu_simd_level() && gbs > 0 && (rate == 0 || gbs > rate * kTimingNoise)) {
-      form = level;
-      rate = gbs;
+  for (size_t i = 0; i < rates.size(); ++i)
+    if (candidate[i] && (rate == 0 || rates[i].second > rate * kTimingNoise)) {
+      form = rates[i].first;
+      rate = rates[i].second;
     }
   return form;
 }
@@ -370,7 +391,7 @@ std::string decode_tuning_text(const std::vector<DecodeForm>& forms) {
   for (const DecodeForm& f : forms) {
     text << dtype_name(f.weight) << ' ' << simd_level_name(f.level);
     for (const RequestsTiming& r : f.rows) text << ' ' << requests_name(r.chosen);
-    text << ' ' << f.avx2_gbs << ' ' << f.avx2_vnni_gbs << ' ' << f.avx512_gbs;
+    for (const CpuFormRates& r : {f.all_threads, f.one_thread}) text << ' ' << r.avx2_gbs << ' ' << r.avx2_vnni_gbs << ' ' << r.avx512_gbs;
     for (const RequestsTiming& r : f.rows) text << ' ' << r.near_and_far_gbs << ' ' << r.far_only_gbs << ' ' << r.no_requests_gbs;
     text << "\n";
   }
@@ -393,7 +414,7 @@ std::optional<std::vector<DecodeForm>> parse_decode_tuning(const std::string& te
     std::string type_name, level_name, rest;
     std::array<std::string, kRowClasses> request_names;
     DecodeForm f{};
-    std::vector<double> figures(3 + 3 * kRowClasses);
+    std::vector<double> figures(6 + 3 * kRowClasses);
     fields >> type_name >> level_name;
     for (std::string& name : request_names) fields >> name;
     for (double& x : figures) fields >> x;
@@ -406,13 +427,12 @@ std::optional<std::vector<DecodeForm>> parse_decode_tuning(const std::string& te
       return std::nullopt;
     f.weight = *type;
     f.level = *level;
-    f.avx2_gbs = figures[0];
-    f.avx2_vnni_gbs = figures[1];
-    f.avx512_gbs = figures[2];
+    f.all_threads = CpuFormRates{figures[0], figures[1], figures[2]};
+    f.one_thread = CpuFormRates{figures[3], figures[4], figures[5]};
     for (size_t c = 0; c < kRowClasses; ++c) {
       const auto kind = requests_named(request_names[c]);
       if (!kind) return std::nullopt;
-      f.rows[c] = RequestsTiming{*kind, figures[3 + 3 * c], figures[4 + 3 * c], figures[5 + 3 * c]};
+      f.rows[c] = RequestsTiming{*kind, figures[6 + 3 * c], figures[7 + 3 * c], figures[8 + 3 * c]};
     }
     forms.push_back(f);
   }
@@ -435,9 +455,9 @@ std::string decode_tuning_path() {
 std::vector<DecodeForm> tune_decode_forms() {
   std::vector<DecodeForm> forms;
   if (cpu_simd_level() < SimdLevel::kAvx2Vnni) return forms;
-  ThreadPool pool(cpu_thread_count(0));
+  ThreadPool pool(cpu_thread_count(0)), alone(1);
   ColdWindows cold(timed_bytes(pool));
-  for (DType t : decode_dtypes()) forms.push_back(time_forms(t, pool, cold));
+  for (DType t : decode_dtypes()) forms.push_back(time_forms(t, pool, alone, cold));
   apply(forms);
   if (const std::string path = decode_tuning_path(); !path.empty()) write_cache(path, forms);
   return forms;
@@ -500,7 +520,7 @@ std::vector<CpuDecodeForm> cpu_decode_forms(bool retime) {
     cpu::ensure_decode_tuning();
   std::vector<CpuDecodeForm> forms;
   for (const cpu::DecodeForm& f : cpu::decode_forms()) {
-    CpuDecodeForm form{f.weight, cpu::simd_level_name(f.level), f.avx2_gbs, f.avx2_vnni_gbs, f.avx512_gbs, {}};
+    CpuDecodeForm form{f.weight, cpu::simd_level_name(f.level), f.all_threads, f.one_thread, {}};
     for (size_t c = 0; c < cpu::kRowClasses; ++c) {
       const cpu::RequestsTiming& r = f.rows[c];
       form.rows.push_back(CpuStreamRequests{cpu::kTimedRowElements[c], cpu::requests_name(r.chosen), r.near_and_far_gbs,

@@ -1,7 +1,7 @@
 #pragma once
 // Which SIMD form runs each weight dtype's one-column products (decode), chosen by timing the
 // forms on the machine itself, on all its threads at once as decode streams (engine-run's
-// default thread count), not by the CPU's name: where a CPU splits 512-bit operations into
+// default thread count) and on one thread alone (faster_form), not by the CPU's name: where a CPU splits 512-bit operations into
 // two 256-bit halves (AMD Zen 4) a dtype's 256-bit forms can outrun its AVX-512 one, elsewhere
 // mostly the reverse; on AVX-VNNI cores without AVX-512 the 256-bit VNNI form is the one past
 // AVX2. The chosen form is then timed again streaming its weight with fewer requests ahead
@@ -20,6 +20,7 @@
 
 #include "cpu/cpu_features.h"
 #include "cpu/vec_dot.h"
+#include "engine/backend.h"
 #include "engine/dtype.h"
 
 namespace engine::cpu {
@@ -48,14 +49,22 @@ struct RequestsTiming {
 struct DecodeForm {
   DType weight;
   SimdLevel level;
-  double avx2_gbs = 0, avx2_vnni_gbs = 0, avx512_gbs = 0;  // 0: not timed (the CPU lacks it)
+  CpuFormRates all_threads{};  // 0: not timed (the CPU lacks it)
+  CpuFormRates one_thread{};   // the same forms on one thread (a one-thread pool: all_threads)
   std::array<RequestsTiming, kRowClasses> rows{};  // `level`'s requests on each class of rows (kTimedRowElements)
 };
 
-// The form kept for a dtype timed at these rates: the widest this CPU has, unless a narrower one
-// is faster by more than the timing's noise (3 %), looking from wide to narrow: within the noise
-// the wider, issuing fewer instructions, leaves more of the core to the other work of a step.
-SimdLevel faster_form(double avx2_gbs, double avx2_vnni_gbs, double avx512_gbs);
+// The form kept for a dtype timed at these rates. Where the threads together stream at the
+// memory's limit every form ties, within swings of several percent on a shared host; the one
+// thread that streams alone shows how much of its time each form's arithmetic leaves to memory,
+// which decides as soon as memory is faster (the Zen 4 VM of docs/benchmarks.md at times nearly
+// doubles its bandwidth, each thread then streaming what one streams alone). So: of the forms
+// within kAllThreadsSwing of the fastest on all threads, the widest, unless a narrower one is
+// faster on one thread by more than the noise (looking from wide to narrow: within the noise the
+// wider, issuing fewer instructions, leaves more of the core to the other work of a step). Where
+// one of those forms was not timed alone (0), their all-thread rates decide the same way.
+constexpr double kAllThreadsSwing = 1.10;
+SimdLevel faster_form(const CpuFormRates& all_threads, const CpuFormRates& one_thread);
 
 // The requests the chosen form keeps, timed at these rates: near and far, unless fewer streamed
 // faster by more than the noise (3 %), looking from more requests to fewer as faster_form does.

@@ -166,10 +166,13 @@ rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in text
 rows = [r for r in rows if r[0] != "dtype"]
 assert len(rows) >= 10 and all(len(r) == 5 + len(classes) for r in rows), rows
 cell = re.compile(r"^(near\+far|far|none) \((\d+\.\d) / (\d+\.\d) / (\d+\.\d)\)$")
-def split(r):  # dtype, form, the three form rates, then per class its requests and three rates
+form_cell = re.compile(r"^(\d+\.\d) / (\d+\.\d)$")  # on all threads / on one thread
+def split(r):  # dtype, form, the form rates (all threads', then one thread's), then per class its requests and three rates
+    forms = [form_cell.match(c) for c in r[2:5]]
     cells = [cell.match(c) for c in r[5:]]
-    assert all(cells), r
-    return r[:2], [float(x) for x in r[2:5]], [m.group(1) for m in cells], [float(x) for m in cells for x in m.groups()[1:]]
+    assert all(forms) and all(cells), r
+    form_gbs = [float(m.group(1)) for m in forms] + [float(m.group(2)) for m in forms]
+    return r[:2], form_gbs, [m.group(1) for m in cells], [float(x) for m in cells for x in m.groups()[1:]]
 if os.path.exists(sys.argv[2]):  # timed: the file holds the table's choices and figures
     lines = open(sys.argv[2]).read().split("\n")
     assert lines[0].startswith("engine cpu decode forms "), lines[0]
@@ -181,7 +184,7 @@ if os.path.exists(sys.argv[2]):  # timed: the file holds the table's choices and
         assert f[:2] == names and f[2:2 + n] == requests, (f, r)
         figures = [float(x) for x in f[2 + n:]]
         assert all(abs(a - b) <= 0.051 for a, b in zip(figures, form_gbs + request_gbs)), (f, r)  # the table rounds to 0.1
-        assert len(figures) == 3 + 3 * n and all(x > 0 for x in request_gbs), (f, r)
+        assert len(figures) == 6 + 3 * n and all(x > 0 for x in request_gbs), (f, r)
 else:  # no forms to time (AVX2 alone): nothing timed
     assert all(x == 0 for r in rows for part in split(r)[1::2] for x in part), rows
 print("ok   engine-bench --tune:", len(rows), "dtypes")

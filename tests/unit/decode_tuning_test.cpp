@@ -26,7 +26,7 @@ std::vector<DecodeForm> some_forms() {
   for (uint32_t id = 0; id < 32; ++id)
     if (const auto t = dtype_from_gguf(id); t && dot_supported(*t)) {
       DecodeForm f{*t, id % 3 == 0 ? SimdLevel::kAvx2 : id % 3 == 1 ? std::min(SimdLevel::kAvx2Vnni, cpu_simd_level()) : cpu_simd_level(),
-                   10.0 + id, 15.25 + id, 20.5 + id};
+                   {10.0 + id, 15.25 + id, 20.5 + id}, {5.5 + id, 7.75 + id, 9.125 + id}};
       for (size_t c = 0; c < kRowClasses; ++c)
         f.rows[c] = RequestsTiming{static_cast<StreamRequests>((id + c) % 3), 25.5 + id + 20 * c, 30.75 + id + 20 * c, 40.125 + id + 20 * c};
       forms.push_back(f);
@@ -43,9 +43,11 @@ TEST(DecodeTuning, CacheTextReadsBackTheSameForms) {
   for (size_t i = 0; i < forms.size(); ++i) {
     EXPECT_EQ((*back)[i].weight, forms[i].weight);
     EXPECT_EQ((*back)[i].level, forms[i].level) << dtype_name(forms[i].weight);
-    EXPECT_DOUBLE_EQ((*back)[i].avx2_gbs, forms[i].avx2_gbs);
-    EXPECT_DOUBLE_EQ((*back)[i].avx2_vnni_gbs, forms[i].avx2_vnni_gbs);
-    EXPECT_DOUBLE_EQ((*back)[i].avx512_gbs, forms[i].avx512_gbs);
+    for (const auto& [read, written] : {std::pair{(*back)[i].all_threads, forms[i].all_threads}, std::pair{(*back)[i].one_thread, forms[i].one_thread}}) {
+      EXPECT_DOUBLE_EQ(read.avx2_gbs, written.avx2_gbs);
+      EXPECT_DOUBLE_EQ(read.avx2_vnni_gbs, written.avx2_vnni_gbs);
+      EXPECT_DOUBLE_EQ(read.avx512_gbs, written.avx512_gbs);
+    }
     for (size_t c = 0; c < kRowClasses; ++c) {
       const RequestsTiming &read = (*back)[i].rows[c], &written = forms[i].rows[c];
       EXPECT_DOUBLE_EQ(read.near_and_far_gbs, written.near_and_far_gbs);
@@ -111,21 +113,36 @@ TEST(DecodeTuning, CacheFileIsNamedAfterTheWholeModelKey) {
   EXPECT_TRUE(name.size() > 4 && name.substr(name.size() - 4) == ".txt" && name[name.size() - 5] != '-') << name;
 }
 
+// All threads' rates alone: one thread's not timed (0) or as fast as all of them.
+SimdLevel form_at(double avx2, double avx2_vnni, double avx512) { return faster_form({avx2, avx2_vnni, avx512}, {}); }
+
 TEST(DecodeTuning, ANarrowerFormOnlyWhenClearlyFaster) {
   if (cpu_simd_level() < SimdLevel::kAvx2Vnni) GTEST_SKIP() << "AVX2 alone: one form per dtype, nothing to time";
   if (cpu_simd_level() == SimdLevel::kAvx2Vnni) {  // no AVX-512: its rate is never timed
-    EXPECT_EQ(faster_form(12.0, 10.0, 0), SimdLevel::kAvx2);
-    EXPECT_EQ(faster_form(10.0, 12.0, 0), SimdLevel::kAvx2Vnni);
-    EXPECT_EQ(faster_form(10.2, 10.0, 0), SimdLevel::kAvx2Vnni) << "2 % is the timing's noise";
+    EXPECT_EQ(form_at(12.0, 10.0, 0), SimdLevel::kAvx2);
+    EXPECT_EQ(form_at(10.0, 12.0, 0), SimdLevel::kAvx2Vnni);
+    EXPECT_EQ(form_at(10.2, 10.0, 0), SimdLevel::kAvx2Vnni) << "2 % is the timing's noise";
     return;
   }
-  EXPECT_EQ(faster_form(12.0, 10.0, 10.0), SimdLevel::kAvx2);
-  EXPECT_EQ(faster_form(10.0, 12.0, 10.0), SimdLevel::kAvx2Vnni);
-  EXPECT_EQ(faster_form(10.0, 10.0, 12.0), cpu_simd_level());
-  EXPECT_EQ(faster_form(10.2, 10.2, 10.0), cpu_simd_level()) << "2 % is the timing's noise";
-  EXPECT_EQ(faster_form(10.0, 10.0, 10.0), cpu_simd_level());
-  EXPECT_EQ(faster_form(12.2, 12.0, 10.0), SimdLevel::kAvx2Vnni) << "AVX2 within the noise of the VNNI form";
-  EXPECT_EQ(faster_form(13.0, 12.0, 10.0), SimdLevel::kAvx2) << "AVX2 clearly past both";
+  EXPECT_EQ(form_at(12.0, 10.0, 10.0), SimdLevel::kAvx2);
+  EXPECT_EQ(form_at(10.0, 12.0, 10.0), SimdLevel::kAvx2Vnni);
+  EXPECT_EQ(form_at(10.0, 10.0, 12.0), cpu_simd_level());
+  EXPECT_EQ(form_at(10.2, 10.2, 10.0), cpu_simd_level()) << "2 % is the timing's noise";
+  EXPECT_EQ(form_at(10.0, 10.0, 10.0), cpu_simd_level());
+  EXPECT_EQ(form_at(12.2, 12.0, 10.0), SimdLevel::kAvx2Vnni) << "AVX2 within the noise of the VNNI form";
+  EXPECT_EQ(form_at(13.0, 12.0, 10.0), SimdLevel::kAvx2) << "AVX2 clearly past both";
+}
+
+TEST(DecodeTuning, OneThreadDecidesBetweenFormsLevelOnAllThreads) {
+  if (cpu_simd_level() < SimdLevel::kAvx512) GTEST_SKIP() << "no AVX-512 form on this CPU";
+  // The Zen 4 VM's Q6_K: level on two threads at the memory's limit, the VNNI form 13 % faster alone.
+  EXPECT_EQ(faster_form({15.1, 52.7, 51.9}, {7.7, 28.8, 25.5}), SimdLevel::kAvx2Vnni);
+  EXPECT_EQ(faster_form({15.1, 52.7, 51.9}, {7.7, 26.0, 25.5}), cpu_simd_level()) << "2 % alone is the noise too";
+  EXPECT_EQ(faster_form({15.1, 52.7, 48.0}, {7.7, 25.5, 28.8}), cpu_simd_level()) << "within the swings on all threads";
+  EXPECT_EQ(faster_form({15.1, 52.7, 47.0}, {7.7, 25.5, 28.8}), SimdLevel::kAvx2Vnni) << "clearly slower on all threads";
+  EXPECT_EQ(faster_form({34.1, 33.8, 32.9}, {19.4, 19.7, 27.5}), cpu_simd_level()) << "the Zen 4 VM's Q5_K";
+  EXPECT_EQ(faster_form({51.5, 52.7, 51.9}, {30.0, 25.5, 28.8}), SimdLevel::kAvx2) << "all three level; AVX2 clearly past both alone";
+  EXPECT_EQ(faster_form({51.5, 52.7, 51.9}, {0, 0, 28.8}), cpu_simd_level()) << "not all timed alone: the all-thread rates decide";
 }
 
 TEST(DecodeTuning, FewerRequestsOnlyWhenClearlyFaster) {
@@ -145,10 +162,12 @@ TEST(DecodeTuning, KeepsTheFasterFormOfEachDtypeAndCachesIt) {
   unsetenv("ENGINE_CPU_TUNE_FILE");
   ASSERT_EQ(forms.size(), some_forms().size());
   for (const DecodeForm& f : forms) {
-    EXPECT_GT(f.avx2_gbs, 0) << dtype_name(f.weight);
-    EXPECT_GT(f.avx2_vnni_gbs, 0) << dtype_name(f.weight);
-    EXPECT_EQ(f.avx512_gbs > 0, cpu_simd_level() >= SimdLevel::kAvx512) << dtype_name(f.weight);
-    EXPECT_EQ(f.level, faster_form(f.avx2_gbs, f.avx2_vnni_gbs, f.avx512_gbs)) << dtype_name(f.weight);
+    for (const CpuFormRates& r : {f.all_threads, f.one_thread}) {
+      EXPECT_GT(r.avx2_gbs, 0) << dtype_name(f.weight);
+      EXPECT_GT(r.avx2_vnni_gbs, 0) << dtype_name(f.weight);
+      EXPECT_EQ(r.avx512_gbs > 0, cpu_simd_level() >= SimdLevel::kAvx512) << dtype_name(f.weight);
+    }
+    EXPECT_EQ(f.level, faster_form(f.all_threads, f.one_thread)) << dtype_name(f.weight);
     EXPECT_EQ(decode_level(f.weight), std::min(f.level, simd_level())) << dtype_name(f.weight);
     const auto& [first, second, last] = f.rows;
     for (const auto& [rows, r] : {std::pair{int64_t{1}, first}, std::pair{kTimedRowElements[1] - 1, first},

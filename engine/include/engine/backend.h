@@ -142,14 +142,21 @@ struct CpuStreamRequests {
 // The instruction set ("avx2", "avx512-bf16", ...) the CPU backend's one-column products
 // (decode) of a weight dtype run on. Where the CPU has more than AVX2, each dtype takes whichever
 // of its AVX2, AVX2 + VNNI and AVX-512 forms streamed its weights fastest when timed on this
-// machine (the GB/s figures, each the median of its timed passes; every form gives the same
-// bits), and requests its weight ahead as timed in that form on each class of row length; a
-// choice cached per CPU model in a file (cpu_decode_forms_path).
+// machine on all threads, and of forms level there the one fastest on one thread (the GB/s
+// figures, each the median of its timed passes; every form gives the same bits), and requests
+// its weight ahead as timed in that form on each class of row length; a choice cached per CPU
+// model in a file (cpu_decode_forms_path).
+// What a dtype's one-column products streamed in each form when timed (GB/s; 0: not timed: no
+// choice, not on this CPU, or ENGINE_CPU_TUNE=0).
+struct CpuFormRates {
+  double avx2_gbs = 0, avx2_vnni_gbs = 0, avx512_gbs = 0;
+};
 struct CpuDecodeForm {
   DType weight;
   std::string form;
-  double avx2_gbs = 0, avx2_vnni_gbs = 0, avx512_gbs = 0;  // 0: not timed (no choice, not on this CPU, or ENGINE_CPU_TUNE=0)
-  std::vector<CpuStreamRequests> rows;                     // by row length, shortest first
+  CpuFormRates all_threads;             // every thread streaming its share at once, as decode does
+  CpuFormRates one_thread;              // one thread alone, its arithmetic less hidden behind memory
+  std::vector<CpuStreamRequests> rows;  // by row length, shortest first
 };
 // The forms in use, chosen first where not yet (from the cache, else timed); with `retime`,
 // timed now and the cache rewritten (engine-bench --tune).
