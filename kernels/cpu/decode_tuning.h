@@ -1,10 +1,10 @@
 #pragma once
 // Which SIMD form runs each weight dtype's one-column products (decode), chosen by timing the
 // forms on the machine itself, on all its threads at once as decode streams (engine-run's
-// default thread count) and on one thread alone (faster_form), not by the CPU's name: where a CPU splits 512-bit operations into
-// two 256-bit halves (AMD Zen 4) a dtype's 256-bit forms can outrun its AVX-512 one, elsewhere
-// mostly the reverse; on AVX-VNNI cores without AVX-512 the 256-bit VNNI form is the one past
-// AVX2. The chosen form is then timed again streaming its weight with fewer requests ahead
+// default thread count) and on one thread alone (faster_form), not by the CPU's name: where a
+// CPU splits 512-bit operations into two 256-bit halves (AMD Zen 4) a dtype's 256-bit forms can
+// outrun its AVX-512 one, elsewhere mostly the reverse; on AVX-VNNI cores without AVX-512 the
+// 256-bit VNNI form is the one past AVX2. The chosen form is then timed again streaming its weight with fewer requests ahead
 // (DotTile::requests): without the near ones into L1, which slowed most dtypes' streams on an AMD
 // Zen 5 and were worth about 1 % on the Xeon they were added on, and without any, which lets the
 // hardware prefetcher alone stream Q8_0 faster there. The requests are timed on each class of

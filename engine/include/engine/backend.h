@@ -139,6 +139,12 @@ struct CpuStreamRequests {
   double near_and_far_gbs = 0, far_only_gbs = 0, no_requests_gbs = 0;
 };
 
+// What a dtype's one-column products streamed in each form when timed (GB/s; 0: not timed: no
+// choice, not on this CPU, or ENGINE_CPU_TUNE=0).
+struct CpuFormRates {
+  double avx2_gbs = 0, avx2_vnni_gbs = 0, avx512_gbs = 0;
+};
+
 // The instruction set ("avx2", "avx512-bf16", ...) the CPU backend's one-column products
 // (decode) of a weight dtype run on. Where the CPU has more than AVX2, each dtype takes whichever
 // of its AVX2, AVX2 + VNNI and AVX-512 forms streamed its weights fastest when timed on this
@@ -146,11 +152,6 @@ struct CpuStreamRequests {
 // figures, each the median of its timed passes; every form gives the same bits), and requests
 // its weight ahead as timed in that form on each class of row length; a choice cached per CPU
 // model in a file (cpu_decode_forms_path).
-// What a dtype's one-column products streamed in each form when timed (GB/s; 0: not timed: no
-// choice, not on this CPU, or ENGINE_CPU_TUNE=0).
-struct CpuFormRates {
-  double avx2_gbs = 0, avx2_vnni_gbs = 0, avx512_gbs = 0;
-};
 struct CpuDecodeForm {
   DType weight;
   std::string form;
