@@ -37,9 +37,10 @@ void log_decode_forms(const std::vector<GGUFTensorInfo>& weights) {
       if (!rates.empty()) timed += fmt::format("{}{} {} GB/s", timed.empty() ? "" : "; ", threads, rates);
     }
     for (size_t c = 0; c < kRowClasses; ++c)
-      if (const RequestsTiming& r = f.rows[c]; r.near_and_far_gbs > 0)
-        timed += fmt::format("; {} rows of {}: near+far {:.1f}, far {:.1f}, none {:.1f} GB/s", simd_level_name(f.level),
-                             kTimedRowElements[c], r.near_and_far_gbs, r.far_only_gbs, r.no_requests_gbs);
+      for (const auto& [threads, r] : {std::pair{"all threads", f.rows[c].all_threads}, std::pair{"one thread", f.rows[c].one_thread}})
+        if (r.near_and_far_gbs > 0)
+          timed += fmt::format("; {} rows of {} on {}: near+far {:.1f}, far {:.1f}, none {:.1f} GB/s", simd_level_name(f.level),
+                               kTimedRowElements[c], threads, r.near_and_far_gbs, r.far_only_gbs, r.no_requests_gbs);
     if (!timed.empty()) line += " (timed: " + timed + ")";
   }
   spdlog::info("cpu: decode products on {}", line.empty() ? "no dot kernel" : line);

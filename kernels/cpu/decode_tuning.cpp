@@ -42,7 +42,7 @@ namespace engine::cpu {
 namespace {
 
 // The number goes up with every change to a decode kernel: a file timed on older kernels is timed anew.
-constexpr const char* kHeader = "engine cpu decode forms 18";
+constexpr const char* kHeader = "engine cpu decode forms 19";
 constexpr int64_t kTimedK = 4096;              // elements per weight row the forms are timed on
 static_assert(std::find(kTimedRowElements.begin(), kTimedRowElements.end(), kTimedK) != kTimedRowElements.end(),
               "the forms are timed on the rows of one of the request classes");
@@ -218,15 +218,6 @@ class TimedShape {
     return TimedForm(weight_, level, requests, k_, rows_, act_.data(), out_, pool_);
   }
 
-  // `level` with near and far requests, far only and none, timed in turns, and the one kept.
-  RequestsTiming requests(SimdLevel level, ColdWindows& cold) {
-    std::vector<TimedForm> ways;
-    for (StreamRequests requests : {StreamRequests::kNearAndFar, StreamRequests::kFar, StreamRequests::kNone})
-      ways.push_back(form(level, requests));
-    const std::vector<double> gbs = time_in_turns(ways, cold);
-    return RequestsTiming{faster_requests(gbs[0], gbs[1], gbs[2]), gbs[0], gbs[1], gbs[2]};
-  }
-
  private:
   DType weight_;
   int64_t k_, rows_;
@@ -235,32 +226,77 @@ class TimedShape {
   ThreadPool& pool_;
 };
 
-// Each form of `shape`'s dtype this CPU has (AVX2, AVX2 with VNNI, the best AVX-512 level), with
-// near and far requests, timed in turns on its pool's threads.
-CpuFormRates time_levels(TimedShape& shape, ColdWindows& cold) {
-  std::vector<TimedForm> levels;
-  levels.push_back(shape.form(SimdLevel::kAvx2, StreamRequests::kNearAndFar));
-  levels.push_back(shape.form(SimdLevel::kAvx2Vnni, StreamRequests::kNearAndFar));
-  if (cpu_simd_level() >= SimdLevel::kAvx512) levels.push_back(shape.form(cpu_simd_level(), StreamRequests::kNearAndFar));
-  const std::vector<double> gbs = time_in_turns(levels, cold);
-  return CpuFormRates{gbs[0], gbs[1], gbs.size() > 2 ? gbs[2] : 0};
+// The ways of requesting a stream, from more requests to fewer (CpuRequestRates' order).
+constexpr std::array<StreamRequests, 3> kMoreToFewer = {StreamRequests::kNearAndFar, StreamRequests::kFar, StreamRequests::kNone};
+std::array<double, 3> more_to_fewer(const CpuRequestRates& r) { return {r.near_and_far_gbs, r.far_only_gbs, r.no_requests_gbs}; }
+double rate_with(const CpuRequestRates& r, StreamRequests way) {
+  return more_to_fewer(r)[static_cast<size_t>(std::find(kMoreToFewer.begin(), kMoreToFewer.end(), way) - kMoreToFewer.begin())];
 }
 
-// Times the forms of `weight` on every thread of `pool` and on the one of `alone`; then the form
-// kept with near and far requests, far only, and none, on each class of rows.
+// The forms this CPU has, in CpuFormRates' order: AVX2, AVX2 with VNNI, the best AVX-512 level.
+std::vector<SimdLevel> timed_levels() {
+  std::vector<SimdLevel> levels = {SimdLevel::kAvx2, SimdLevel::kAvx2Vnni};
+  if (cpu_simd_level() >= SimdLevel::kAvx512) levels.push_back(cpu_simd_level());
+  return levels;
+}
+size_t form_index(SimdLevel level) { return level == SimdLevel::kAvx2 ? 0 : level == SimdLevel::kAvx2Vnni ? 1 : 2; }
+
+// `level`'s three ways of requesting its stream, timed in turns on `shape`'s threads.
+CpuRequestRates time_requests(TimedShape& shape, SimdLevel level, ColdWindows& cold) {
+  std::vector<TimedForm> ways;
+  for (StreamRequests way : kMoreToFewer) ways.push_back(shape.form(level, way));
+  const std::vector<double> gbs = time_in_turns(ways, cold);
+  return {gbs[0], gbs[1], gbs[2]};
+}
+
+// Each form of `shape`'s dtype this CPU has with each way of requesting, all timed in turns on
+// `shape`'s threads; by form in CpuFormRates' order (0 where the CPU lacks it).
+std::array<CpuRequestRates, 3> time_pairs(TimedShape& shape, ColdWindows& cold) {
+  const std::vector<SimdLevel> levels = timed_levels();
+  std::vector<TimedForm> pairs;
+  for (SimdLevel level : levels)
+    for (StreamRequests way : kMoreToFewer) pairs.push_back(shape.form(level, way));
+  const std::vector<double> gbs = time_in_turns(pairs, cold);
+  std::array<CpuRequestRates, 3> rates{};
+  for (size_t f = 0; f < levels.size(); ++f) rates[f] = {gbs[3 * f], gbs[3 * f + 1], gbs[3 * f + 2]};
+  return rates;
+}
+
+// Times every form of `weight` with every way of requesting on rows of kTimedK, on every thread of
+// `pool` and on the one of `alone`, and keeps each form's way, then the form; then times the kept
+// form's ways on each other class of rows the same two ways.
 DecodeForm time_forms(DType weight, ThreadPool& pool, ThreadPool& alone, ColdWindows& cold) {
   DecodeForm form{weight, cpu_simd_level()};
-  std::vector<TimedShape> classes;
-  for (int64_t k : kTimedRowElements) classes.emplace_back(weight, k, pool);
-  form.all_threads = time_levels(classes[row_class(kTimedK)], cold);
-  if (pool.size() == 1) {
-    form.one_thread = form.all_threads;
-  } else {
-    TimedShape one(weight, kTimedK, alone);
-    form.one_thread = time_levels(one, cold);
+  const bool one_pool = pool.size() == 1;  // its one thread is all threads
+  std::vector<TimedShape> classes, alone_classes;
+  for (int64_t k : kTimedRowElements) {
+    classes.emplace_back(weight, k, pool);
+    if (!one_pool) alone_classes.emplace_back(weight, k, alone);
   }
+  std::vector<TimedShape>& alone_shapes = one_pool ? classes : alone_classes;
+  const size_t timed_class = row_class(kTimedK);
+  const std::array<CpuRequestRates, 3> all = time_pairs(classes[timed_class], cold);
+  const std::array<CpuRequestRates, 3> one = one_pool ? all : time_pairs(alone_shapes[timed_class], cold);
+  std::array<StreamRequests, 3> ways{};
+  std::array<double, 3> all_gbs{}, one_gbs{};
+  for (size_t f = 0; f < ways.size(); ++f) {
+    ways[f] = faster_requests(all[f], one[f]);
+    all_gbs[f] = rate_with(all[f], ways[f]);
+    one_gbs[f] = rate_with(one[f], ways[f]);
+  }
+  form.all_threads = CpuFormRates{all_gbs[0], all_gbs[1], all_gbs[2]};
+  form.one_thread = CpuFormRates{one_gbs[0], one_gbs[1], one_gbs[2]};
   form.level = faster_form(form.all_threads, form.one_thread);
-  for (size_t c = 0; c < kRowClasses; ++c) form.rows[c] = classes[c].requests(form.level, cold);
+  const size_t kept = form_index(form.level);
+  for (size_t c = 0; c < kRowClasses; ++c) {
+    if (c == timed_class) {
+      form.rows[c] = RequestsTiming{ways[kept], all[kept], one[kept]};
+      continue;
+    }
+    const CpuRequestRates on_all = time_requests(classes[c], form.level, cold);
+    const CpuRequestRates on_one = one_pool ? on_all : time_requests(alone_shapes[c], form.level, cold);
+    form.rows[c] = RequestsTiming{faster_requests(on_all, on_one), on_all, on_one};
+  }
   return form;
 }
 
@@ -307,30 +343,32 @@ void write_cache(const std::string& path, const std::vector<DecodeForm>& forms) 
 
 }  // namespace
 
-SimdLevel faster_form(const CpuFormRates& all_threads, const CpuFormRates& one_thread) {
-  const auto wide_to_narrow = [](const CpuFormRates& r) {
-    return std::array<std::pair<SimdLevel, double>, 3>{
-        {{cpu_simd_level(), r.avx512_gbs}, {SimdLevel::kAvx2Vnni, r.avx2_vnni_gbs}, {SimdLevel::kAvx2, r.avx2_gbs}}};
-  };
-  const auto all = wide_to_narrow(all_threads), one = wide_to_narrow(one_thread);
-  double fastest = 0;
-  for (const auto& [level, gbs] : all)
-    if (level <= cpu_simd_level()) fastest = std::max(fastest, gbs);
-  std::array<bool, 3> candidate{};
+size_t faster_way(std::span<const double> all_threads, std::span<const double> one_thread) {
+  const double fastest = all_threads.empty() ? 0 : *std::max_element(all_threads.begin(), all_threads.end());
+  const auto candidate = [&](size_t i) { return all_threads[i] > 0 && all_threads[i] * kAllThreadsSwing >= fastest; };
   bool alone_timed = true;
-  for (size_t i = 0; i < all.size(); ++i) {
-    candidate[i] = all[i].first <= cpu_simd_level() && all[i].second > 0 && all[i].second * kAllThreadsSwing >= fastest;
-    if (candidate[i] && one[i].second <= 0) alone_timed = false;
-  }
-  const auto& rates = alone_timed ? one : all;
-  SimdLevel form = cpu_simd_level();
-  double rate = 0;
-  for (size_t i = 0; i < rates.size(); ++i)
-    if (candidate[i] && (rate == 0 || rates[i].second > rate * kTimingNoise)) {
-      form = rates[i].first;
-      rate = rates[i].second;
-    }
-  return form;
+  for (size_t i = 0; i < all_threads.size(); ++i)
+    if (candidate(i) && (i >= one_thread.size() || one_thread[i] <= 0)) alone_timed = false;
+  const std::span<const double> rates = alone_timed ? one_thread : all_threads;
+  std::optional<size_t> kept;
+  for (size_t i = 0; i < all_threads.size(); ++i)
+    if (candidate(i) && (!kept || rates[i] > rates[*kept] * kTimingNoise)) kept = i;
+  return kept.value_or(0);
+}
+
+SimdLevel faster_form(const CpuFormRates& all_threads, const CpuFormRates& one_thread) {
+  const std::array<SimdLevel, 3> wide_to_narrow = {cpu_simd_level(), SimdLevel::kAvx2Vnni, SimdLevel::kAvx2};
+  const auto rates = [&](const CpuFormRates& r) {  // a form the CPU lacks is no candidate
+    std::array<double, 3> gbs = {r.avx512_gbs, r.avx2_vnni_gbs, r.avx2_gbs};
+    for (size_t i = 0; i < gbs.size(); ++i)
+      if (wide_to_narrow[i] > cpu_simd_level()) gbs[i] = 0;
+    return gbs;
+  };
+  return wide_to_narrow[faster_way(rates(all_threads), rates(one_thread))];
+}
+
+StreamRequests faster_requests(const CpuRequestRates& all_threads, const CpuRequestRates& one_thread) {
+  return kMoreToFewer[faster_way(more_to_fewer(all_threads), more_to_fewer(one_thread))];
 }
 
 const char* requests_name(StreamRequests requests) {
@@ -340,19 +378,6 @@ const char* requests_name(StreamRequests requests) {
     case StreamRequests::kNearAndFar: break;
   }
   return "near+far";
-}
-
-StreamRequests faster_requests(double near_and_far_gbs, double far_only_gbs, double no_requests_gbs) {
-  const std::pair<StreamRequests, double> more_to_fewer[] = {
-      {StreamRequests::kFar, far_only_gbs}, {StreamRequests::kNone, no_requests_gbs}};
-  StreamRequests kept = StreamRequests::kNearAndFar;
-  double rate = near_and_far_gbs;
-  for (const auto& [requests, gbs] : more_to_fewer)
-    if (gbs > rate * kTimingNoise) {
-      kept = requests;
-      rate = gbs;
-    }
-  return kept;
 }
 
 size_t row_class(int64_t row_elements) {
@@ -392,7 +417,9 @@ std::string decode_tuning_text(const std::vector<DecodeForm>& forms) {
     text << dtype_name(f.weight) << ' ' << simd_level_name(f.level);
     for (const RequestsTiming& r : f.rows) text << ' ' << requests_name(r.chosen);
     for (const CpuFormRates& r : {f.all_threads, f.one_thread}) text << ' ' << r.avx2_gbs << ' ' << r.avx2_vnni_gbs << ' ' << r.avx512_gbs;
-    for (const RequestsTiming& r : f.rows) text << ' ' << r.near_and_far_gbs << ' ' << r.far_only_gbs << ' ' << r.no_requests_gbs;
+    for (const RequestsTiming& r : f.rows)
+      for (const CpuRequestRates& rates : {r.all_threads, r.one_thread})
+        text << ' ' << rates.near_and_far_gbs << ' ' << rates.far_only_gbs << ' ' << rates.no_requests_gbs;
     text << "\n";
   }
   return text.str();
@@ -414,7 +441,7 @@ std::optional<std::vector<DecodeForm>> parse_decode_tuning(const std::string& te
     std::string type_name, level_name, rest;
     std::array<std::string, kRowClasses> request_names;
     DecodeForm f{};
-    std::vector<double> figures(6 + 3 * kRowClasses);
+    std::vector<double> figures(6 + 6 * kRowClasses);
     fields >> type_name >> level_name;
     for (std::string& name : request_names) fields >> name;
     for (double& x : figures) fields >> x;
@@ -432,7 +459,8 @@ std::optional<std::vector<DecodeForm>> parse_decode_tuning(const std::string& te
     for (size_t c = 0; c < kRowClasses; ++c) {
       const auto kind = requests_named(request_names[c]);
       if (!kind) return std::nullopt;
-      f.rows[c] = RequestsTiming{*kind, figures[6 + 3 * c], figures[7 + 3 * c], figures[8 + 3 * c]};
+      const double* at = &figures[6 + 6 * c];
+      f.rows[c] = RequestsTiming{*kind, {at[0], at[1], at[2]}, {at[3], at[4], at[5]}};
     }
     forms.push_back(f);
   }
@@ -523,8 +551,7 @@ std::vector<CpuDecodeForm> cpu_decode_forms(bool retime) {
     CpuDecodeForm form{f.weight, cpu::simd_level_name(f.level), f.all_threads, f.one_thread, {}};
     for (size_t c = 0; c < cpu::kRowClasses; ++c) {
       const cpu::RequestsTiming& r = f.rows[c];
-      form.rows.push_back(CpuStreamRequests{cpu::kTimedRowElements[c], cpu::requests_name(r.chosen), r.near_and_far_gbs,
-                                            r.far_only_gbs, r.no_requests_gbs});
+      form.rows.push_back(CpuStreamRequests{cpu::kTimedRowElements[c], cpu::requests_name(r.chosen), r.all_threads, r.one_thread});
     }
     forms.push_back(std::move(form));
   }

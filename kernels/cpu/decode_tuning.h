@@ -1,20 +1,23 @@
 #pragma once
-// Which SIMD form runs each weight dtype's one-column products (decode), chosen by timing the
-// forms on the machine itself, on all its threads at once as decode streams (engine-run's
-// default thread count) and on one thread alone (faster_form), not by the CPU's name: where a
-// CPU splits 512-bit operations into two 256-bit halves (AMD Zen 4) a dtype's 256-bit forms can
-// outrun its AVX-512 one, elsewhere mostly the reverse; on AVX-VNNI cores without AVX-512 the
-// 256-bit VNNI form is the one past AVX2. The chosen form is then timed again streaming its weight with fewer requests ahead
-// (DotTile::requests): without the near ones into L1, which slowed most dtypes' streams on an AMD
-// Zen 5 and were worth about 1 % on the Xeon they were added on, and without any, which lets the
-// hardware prefetcher alone stream Q8_0 faster there. The requests are timed on each class of
-// row length (kTimedRowElements) and chosen for each: on the Zen 5, Q8_0 rows of 2048 streamed
-// about 20 % faster without requests and rows of 4096 13-15 % faster with near and far ones.
+// Which SIMD form runs each weight dtype's one-column products (decode), and how it requests its
+// weight ahead (DotTile::requests), chosen by timing them on the machine itself, not by the CPU's
+// name: where a CPU splits 512-bit operations into two 256-bit halves (AMD Zen 4) a dtype's
+// 256-bit forms can outrun its AVX-512 one, elsewhere mostly the reverse; on AVX-VNNI cores
+// without AVX-512 the 256-bit VNNI form is the one past AVX2. Form and requests are timed
+// together: on the Zen 4 VM of docs/benchmarks.md one thread streamed Q4_0 at 32 GB/s in its
+// AVX-512 form without requests and at 24 with far ones, in its AVX2 form at 31 either way. The
+// requests: near ones into L1 as well as far ones into L2 (worth about 1 % on the Xeon they were
+// added on, slower on an AMD Zen 5), far ones only, or none (the hardware prefetcher alone). Each
+// pair is timed on all threads at once as decode streams (engine-run's default thread count) and
+// on one thread alone (faster_way). The kept form's requests are then timed on each class of row
+// length (kTimedRowElements): on the Zen 5, Q8_0 rows of 2048 streamed about 20 % faster without
+// requests and rows of 4096 13-15 % faster with near and far ones.
 // Every form gives the same bits (cpu_features.h), so the choice changes speed only.
 // It is kept per CPU model in a small file, so only the first run on a machine pays the timing.
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,14 +41,14 @@ constexpr double kTimingNoise = 1.03;
 size_t row_class(int64_t row_elements);
 
 // How a form requests its weight ahead on one class of rows, and what each way streamed when timed
-// in turns (the median of its passes in GB/s; 0: not timed).
+// in turns on all threads and on one (the median of its passes in GB/s; 0: not timed).
 struct RequestsTiming {
   StreamRequests chosen = StreamRequests::kNearAndFar;
-  double near_and_far_gbs = 0, far_only_gbs = 0, no_requests_gbs = 0;
+  CpuRequestRates all_threads{}, one_thread{};
 };
 
-// A dtype's form and how fast each candidate streamed its weights when timed: the median of its
-// passes in GB/s (0: not timed).
+// A dtype's form, how fast each candidate form streamed its weights when timed with the requests
+// kept for it (GB/s, 0: not timed), and the kept form's requests on each class of rows.
 struct DecodeForm {
   DType weight;
   SimdLevel level;
@@ -54,21 +57,24 @@ struct DecodeForm {
   std::array<RequestsTiming, kRowClasses> rows{};  // `level`'s requests on each class of rows (kTimedRowElements)
 };
 
-// The form kept for a dtype timed at these rates. Where the threads together stream at the
-// memory's limit every form ties, within swings of several percent on a shared host; the one
-// thread that streams alone shows how much of its time each form's arithmetic leaves to memory,
-// which decides as soon as memory is faster (the Zen 4 VM of docs/benchmarks.md at times nearly
-// doubles its bandwidth, each thread then streaming what one streams alone). So: of the forms
-// within kAllThreadsSwing of the fastest on all threads, the widest, unless a narrower one is
-// faster on one thread by more than the noise (looking from wide to narrow: within the noise the
-// wider, issuing fewer instructions, leaves more of the core to the other work of a step). Where
-// one of those forms was not timed alone (0), their all-thread rates decide the same way.
+// Of candidate ways timed at these rates (GB/s each; a candidate is not one where its all-thread
+// rate is 0), listed from the most preferred, the index of the one kept. Where the threads
+// together stream at the memory's limit every way ties, within swings of several percent on a
+// shared host; the one thread that streams alone shows how much of its time each way leaves to
+// memory, which decides as soon as memory is faster (the Zen 4 VM of docs/benchmarks.md at times
+// nearly doubles its bandwidth, each thread then streaming what one streams alone). So: of the
+// candidates within kAllThreadsSwing of the fastest on all threads, the first, unless a later one
+// is faster on one thread by more than the noise. Where one of those was not timed alone (0),
+// their all-thread rates decide the same way.
 constexpr double kAllThreadsSwing = 1.10;
+size_t faster_way(std::span<const double> all_threads, std::span<const double> one_thread);
+
+// The form kept for a dtype timed at these rates: faster_way from wide to narrow (within the
+// noise the wider, issuing fewer instructions, leaves more of the core to the other work of a step).
 SimdLevel faster_form(const CpuFormRates& all_threads, const CpuFormRates& one_thread);
 
-// The requests the chosen form keeps, timed at these rates: near and far, unless fewer streamed
-// faster by more than the noise (3 %), looking from more requests to fewer as faster_form does.
-StreamRequests faster_requests(double near_and_far_gbs, double far_only_gbs, double no_requests_gbs);
+// The requests a form keeps, timed at these rates: faster_way from more requests to fewer.
+StreamRequests faster_requests(const CpuRequestRates& all_threads, const CpuRequestRates& one_thread);
 
 // The level one-column products of `weight` run on: its chosen form, capped by simd_level();
 // and how they request their weight ahead on rows of `row_elements`.

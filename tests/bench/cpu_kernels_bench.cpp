@@ -18,7 +18,9 @@
 // `.../k<K>/<requests>` streams the same on the dtype's form with each way of requesting the
 // stream ahead (vec_dot.h: StreamRequests), to compare them within one process
 // (--benchmark_enable_random_interleaving); K is each row length the decode timing times
-// (kTimedRowElements: 2048, 4096, 8192).
+// (kTimedRowElements: 2048, 4096, 8192). `.../k4096/<form>/<requests>` streams rows of 4096 in
+// each form with each way, on one thread and on all: the pairs the decode timing sets against
+// each other (decode_tuning.h).
 // `mul_mat_decode_steps/<dtype>/<gaps>` runs the one-column products of a 1B llama decode step
 // (16 layers of Q+K+V, O, gate+up and down, 2048 wide, 8192 in the MLP) in order on the CPU
 // backend's pool, each split in whole packed groups (runs of them where chunked) over all
@@ -203,7 +205,8 @@ const StreamWeight& stream_weight(DType type, int64_t k) {
 // decode product splits them; requested ahead as the tuning chose, or as `requests` says.
 // probe_GB/s: the read the roofline divides by (cost::measure_read_bandwidth_gbs) on as many
 // threads, taken once per thread count after the first such benchmark.
-void mul_mat_decode_stream(benchmark::State& state, DType type, int64_t k, std::optional<engine::cpu::StreamRequests> requests) {
+void mul_mat_decode_stream(benchmark::State& state, DType type, int64_t k, std::optional<engine::cpu::StreamRequests> requests,
+                           std::optional<SimdLevel> level) {
   engine::cpu::ensure_decode_tuning();  // each dtype on the form decode runs it on
   const StreamWeight& s = stream_weight(type, k);
   const Matrix& m = matrix(type, k, kRows, 1, s.packed);
@@ -221,7 +224,7 @@ void mul_mat_decode_stream(benchmark::State& state, DType type, int64_t k, std::
   if (requests) tile.requests = *requests;
   for (auto _ : state) {
     if (requests)
-      engine::cpu::dot_tile_at(engine::cpu::decode_level(type), type, DotOrder::kRow, tile);
+      engine::cpu::dot_tile_at(level ? *level : engine::cpu::decode_level(type), type, DotOrder::kRow, tile);
     else
       engine::cpu::dot_tile(type, DotOrder::kRow, tile);
     benchmark::DoNotOptimize(out.data());
@@ -413,10 +416,26 @@ int register_all() {
         benchmark::RegisterBenchmark(("mul_mat_decode_stream/" + std::string(engine::dtype_name(t)) + "/k" + std::to_string(k) +
                                       (requests ? "/" + std::string(engine::cpu::requests_name(*requests)) : ""))
                                          .c_str(),
-                                     mul_mat_decode_stream, t, k, requests)
+                                     mul_mat_decode_stream, t, k, requests, std::optional<SimdLevel>{})
             ->Threads(engine::cpu::cpu_thread_count(0))
             ->UseRealTime()
             ->Unit(benchmark::kMillisecond);
+  for (DType t : {DType::F16, DType::Q8_0, DType::Q6_K, DType::Q5_K, DType::Q4_K, DType::Q4_1, DType::Q4_0})
+    for (const DotForm& form : dot_forms())
+      for (StreamRequests requests : {StreamRequests::kNearAndFar, StreamRequests::kFar, StreamRequests::kNone})
+        for (int threads : {1, engine::cpu::cpu_thread_count(0)})
+          benchmark::RegisterBenchmark(("mul_mat_decode_stream/" + std::string(engine::dtype_name(t)) + "/k4096/" + form.name + "/" +
+                                        engine::cpu::requests_name(requests))
+                                           .c_str(),
+                                       [t, form, requests](benchmark::State& state) {
+                                         if (form.level == SimdLevel::kAvx2Vnni) engine::cpu::set_vnni_encoding(form.encoding);
+                                         mul_mat_decode_stream(state, t, 4096, requests, form.level);
+                                         if (form.level == SimdLevel::kAvx2Vnni)
+                                           engine::cpu::set_vnni_encoding(engine::cpu::cpu_vnni_encodings().front());
+                                       })
+              ->Threads(threads)
+              ->UseRealTime()
+              ->Unit(benchmark::kMillisecond);
   for (DType t : {DType::Q4_0, DType::Q8_0})
     for (bool gaps : {false, true})
       benchmark::RegisterBenchmark(

@@ -165,9 +165,9 @@ assert len(classes) >= 2 and classes == sorted(set(classes)), header.group(0)
 rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines() if re.match(r"^\| [a-z0-9_]+K? \|", line)]
 rows = [r for r in rows if r[0] != "dtype"]
 assert len(rows) >= 10 and all(len(r) == 5 + len(classes) for r in rows), rows
-cell = re.compile(r"^(near\+far|far|none) \((\d+\.\d) / (\d+\.\d) / (\d+\.\d)\)$")
+cell = re.compile(r"^(near\+far|far|none) \((\d+\.\d) / (\d+\.\d) / (\d+\.\d); (\d+\.\d) / (\d+\.\d) / (\d+\.\d)\)$")  # all threads; one
 form_cell = re.compile(r"^(\d+\.\d) / (\d+\.\d)$")  # on all threads / on one thread
-def split(r):  # dtype, form, the form rates (all threads', then one thread's), then per class its requests and three rates
+def split(r):  # dtype, form, the form rates (all threads', then one thread's), then per class its requests and six rates
     forms = [form_cell.match(c) for c in r[2:5]]
     cells = [cell.match(c) for c in r[5:]]
     assert all(forms) and all(cells), r
@@ -184,7 +184,7 @@ if os.path.exists(sys.argv[2]):  # timed: the file holds the table's choices and
         assert f[:2] == names and f[2:2 + n] == requests, (f, r)
         figures = [float(x) for x in f[2 + n:]]
         assert all(abs(a - b) <= 0.051 for a, b in zip(figures, form_gbs + request_gbs)), (f, r)  # the table rounds to 0.1
-        assert len(figures) == 6 + 3 * n and all(x > 0 for x in request_gbs), (f, r)
+        assert len(figures) == 6 + 6 * n and all(x > 0 for x in request_gbs), (f, r)
 else:  # no forms to time (AVX2 alone): nothing timed
     assert all(x == 0 for r in rows for part in split(r)[1::2] for x in part), rows
 print("ok   engine-bench --tune:", len(rows), "dtypes")

@@ -28,7 +28,9 @@ std::vector<DecodeForm> some_forms() {
       DecodeForm f{*t, id % 3 == 0 ? SimdLevel::kAvx2 : id % 3 == 1 ? std::min(SimdLevel::kAvx2Vnni, cpu_simd_level()) : cpu_simd_level(),
                    {10.0 + id, 15.25 + id, 20.5 + id}, {5.5 + id, 7.75 + id, 9.125 + id}};
       for (size_t c = 0; c < kRowClasses; ++c)
-        f.rows[c] = RequestsTiming{static_cast<StreamRequests>((id + c) % 3), 25.5 + id + 20 * c, 30.75 + id + 20 * c, 40.125 + id + 20 * c};
+        f.rows[c] = RequestsTiming{static_cast<StreamRequests>((id + c) % 3),
+                                   {25.5 + id + 20 * c, 30.75 + id + 20 * c, 40.125 + id + 20 * c},
+                                   {21.5 + id + 20 * c, 26.25 + id + 20 * c, 48.375 + id + 20 * c}};
       forms.push_back(f);
     }
   return forms;
@@ -50,9 +52,11 @@ TEST(DecodeTuning, CacheTextReadsBackTheSameForms) {
     }
     for (size_t c = 0; c < kRowClasses; ++c) {
       const RequestsTiming &read = (*back)[i].rows[c], &written = forms[i].rows[c];
-      EXPECT_DOUBLE_EQ(read.near_and_far_gbs, written.near_and_far_gbs);
-      EXPECT_DOUBLE_EQ(read.far_only_gbs, written.far_only_gbs);
-      EXPECT_DOUBLE_EQ(read.no_requests_gbs, written.no_requests_gbs);
+      for (const auto& [got, put] : {std::pair{read.all_threads, written.all_threads}, std::pair{read.one_thread, written.one_thread}}) {
+        EXPECT_DOUBLE_EQ(got.near_and_far_gbs, put.near_and_far_gbs);
+        EXPECT_DOUBLE_EQ(got.far_only_gbs, put.far_only_gbs);
+        EXPECT_DOUBLE_EQ(got.no_requests_gbs, put.no_requests_gbs);
+      }
       EXPECT_EQ(read.chosen, written.chosen) << dtype_name(forms[i].weight);
     }
   }
@@ -80,8 +84,9 @@ TEST(DecodeTuning, CacheTextItCannotUseIsRefused) {
   EXPECT_FALSE(parse_decode_tuning(replaced(dtype_line, "\nq9_9 "))) << "unknown dtype";
   EXPECT_FALSE(parse_decode_tuning(replaced(dtype_line, "\nq8_K "))) << "a dtype with no dot";
   EXPECT_FALSE(parse_decode_tuning(good.substr(0, good.rfind('\n', good.size() - 2) + 1))) << "a dtype missing";
-  EXPECT_FALSE(parse_decode_tuning(good + "f16 avx2 far far far 1 2 3 4 5 6 7 8 9 10 11 12\n")) << "a dtype twice";
-  EXPECT_FALSE(parse_decode_tuning(replaced(" 80.125\n", "\n"))) << "a figure missing";
+  EXPECT_FALSE(parse_decode_tuning(good + "f16 avx2 far far far 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24\n"))
+      << "a dtype twice";
+  EXPECT_FALSE(parse_decode_tuning(replaced(" 88.375\n", "\n"))) << "a figure missing";
   for (const char* requests : {" far ", " near+far ", " none "}) {
     EXPECT_FALSE(parse_decode_tuning(replaced(requests, " near "))) << "unknown requests";
     EXPECT_FALSE(parse_decode_tuning(replaced(requests, " "))) << "requests missing";
@@ -145,13 +150,26 @@ TEST(DecodeTuning, OneThreadDecidesBetweenFormsLevelOnAllThreads) {
   EXPECT_EQ(faster_form({51.5, 52.7, 51.9}, {0, 0, 28.8}), cpu_simd_level()) << "not all timed alone: the all-thread rates decide";
 }
 
+// All threads' rates alone: one thread's not timed.
+StreamRequests requests_at(double near_and_far, double far_only, double none) { return faster_requests({near_and_far, far_only, none}, {}); }
+
 TEST(DecodeTuning, FewerRequestsOnlyWhenClearlyFaster) {
-  EXPECT_EQ(faster_requests(10.0, 10.2, 10.2), StreamRequests::kNearAndFar) << "2 % is the timing's noise";
-  EXPECT_EQ(faster_requests(10.0, 9.0, 9.0), StreamRequests::kNearAndFar);
-  EXPECT_EQ(faster_requests(10.0, 10.5, 9.0), StreamRequests::kFar);
-  EXPECT_EQ(faster_requests(10.0, 9.0, 10.5), StreamRequests::kNone);
-  EXPECT_EQ(faster_requests(10.0, 10.5, 10.7), StreamRequests::kFar) << "none within the noise of far";
-  EXPECT_EQ(faster_requests(10.0, 10.5, 11.0), StreamRequests::kNone) << "none clearly past both";
+  EXPECT_EQ(requests_at(10.0, 10.2, 10.2), StreamRequests::kNearAndFar) << "2 % is the timing's noise";
+  EXPECT_EQ(requests_at(10.0, 9.0, 9.0), StreamRequests::kNearAndFar);
+  EXPECT_EQ(requests_at(10.0, 10.5, 9.0), StreamRequests::kFar);
+  EXPECT_EQ(requests_at(10.0, 9.0, 10.5), StreamRequests::kNone);
+  EXPECT_EQ(requests_at(10.0, 10.5, 10.7), StreamRequests::kFar) << "none within the noise of far";
+  EXPECT_EQ(requests_at(10.0, 10.5, 11.0), StreamRequests::kNone) << "none clearly past both";
+}
+
+TEST(DecodeTuning, OneThreadDecidesBetweenRequestsLevelOnAllThreads) {
+  // The Zen 4 VM's Q4_0 in its AVX-512 form: level on two threads, far requests a quarter slower alone.
+  EXPECT_EQ(faster_requests({33.5, 32.4, 35.3}, {23.7, 23.3, 32.5}), StreamRequests::kNone);
+  EXPECT_EQ(faster_requests({33.5, 32.4, 35.3}, {31.7, 31.7, 31.0}), StreamRequests::kNearAndFar) << "level alone too";
+  // The Zen 5 VM's Q8_0: far 8 % faster alone, none 11 % faster on two threads.
+  EXPECT_EQ(faster_requests({30.0, 30.0, 33.3}, {27.0, 27.0, 25.0}), StreamRequests::kNone) << "clearly slower on all threads";
+  EXPECT_EQ(faster_requests({31.0, 31.0, 33.3}, {25.0, 27.0, 25.0}), StreamRequests::kFar) << "within the swings on all threads";
+  EXPECT_EQ(faster_requests({31.0, 31.0, 33.3}, {25.0, 0, 25.0}), StreamRequests::kNone) << "not all timed alone";
 }
 
 TEST(DecodeTuning, KeepsTheFasterFormOfEachDtypeAndCachesIt) {
@@ -162,10 +180,19 @@ TEST(DecodeTuning, KeepsTheFasterFormOfEachDtypeAndCachesIt) {
   unsetenv("ENGINE_CPU_TUNE_FILE");
   ASSERT_EQ(forms.size(), some_forms().size());
   for (const DecodeForm& f : forms) {
-    for (const CpuFormRates& r : {f.all_threads, f.one_thread}) {
+    // Each form's figures are at the requests it keeps: the kept form's, its requests on the timed rows.
+    const RequestsTiming& timed = f.rows[row_class(4096)];
+    const auto at_kept_requests = [&](const CpuRequestRates& r) {
+      return timed.chosen == StreamRequests::kNearAndFar ? r.near_and_far_gbs : timed.chosen == StreamRequests::kFar ? r.far_only_gbs : r.no_requests_gbs;
+    };
+    const auto kept_form_gbs = [&](const CpuFormRates& r) {
+      return f.level == SimdLevel::kAvx2 ? r.avx2_gbs : f.level == SimdLevel::kAvx2Vnni ? r.avx2_vnni_gbs : r.avx512_gbs;
+    };
+    for (const auto& [r, requests] : {std::pair{f.all_threads, timed.all_threads}, std::pair{f.one_thread, timed.one_thread}}) {
       EXPECT_GT(r.avx2_gbs, 0) << dtype_name(f.weight);
       EXPECT_GT(r.avx2_vnni_gbs, 0) << dtype_name(f.weight);
       EXPECT_EQ(r.avx512_gbs > 0, cpu_simd_level() >= SimdLevel::kAvx512) << dtype_name(f.weight);
+      EXPECT_DOUBLE_EQ(kept_form_gbs(r), at_kept_requests(requests)) << dtype_name(f.weight);
     }
     EXPECT_EQ(f.level, faster_form(f.all_threads, f.one_thread)) << dtype_name(f.weight);
     EXPECT_EQ(decode_level(f.weight), std::min(f.level, simd_level())) << dtype_name(f.weight);
@@ -173,10 +200,12 @@ TEST(DecodeTuning, KeepsTheFasterFormOfEachDtypeAndCachesIt) {
     for (const auto& [rows, r] : {std::pair{int64_t{1}, first}, std::pair{kTimedRowElements[1] - 1, first},
                                   std::pair{kTimedRowElements[1], second}, std::pair{kTimedRowElements[2] - 1, second},
                                   std::pair{kTimedRowElements[2], last}, std::pair{4 * kTimedRowElements[2], last}}) {
-      EXPECT_GT(r.near_and_far_gbs, 0) << dtype_name(f.weight);
-      EXPECT_GT(r.far_only_gbs, 0) << dtype_name(f.weight);
-      EXPECT_GT(r.no_requests_gbs, 0) << dtype_name(f.weight);
-      EXPECT_EQ(r.chosen, faster_requests(r.near_and_far_gbs, r.far_only_gbs, r.no_requests_gbs)) << dtype_name(f.weight);
+      for (const CpuRequestRates& rates : {r.all_threads, r.one_thread}) {
+        EXPECT_GT(rates.near_and_far_gbs, 0) << dtype_name(f.weight);
+        EXPECT_GT(rates.far_only_gbs, 0) << dtype_name(f.weight);
+        EXPECT_GT(rates.no_requests_gbs, 0) << dtype_name(f.weight);
+      }
+      EXPECT_EQ(r.chosen, faster_requests(r.all_threads, r.one_thread)) << dtype_name(f.weight);
       EXPECT_EQ(decode_requests(f.weight, rows), r.chosen) << dtype_name(f.weight) << " rows of " << rows;
     }
   }

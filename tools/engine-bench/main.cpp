@@ -155,8 +155,10 @@ void run(const BenchOptions& opt, const std::string& format, const std::optional
 // --tune: the form each dtype's decode products run on, and what each form streamed when timed.
 void print_decode_forms(const std::vector<engine::CpuDecodeForm>& forms) {
   const std::string path = engine::cpu_decode_forms_path();
-  std::printf("CPU decode forms (%s; each form's column: GB/s streamed on all threads / on one thread; each rows column: "
-              "the requests kept on that class of rows, and near+far / far only / none GB/s as timed on it)\n\n"
+  std::printf("CPU decode forms (%s; each form's column: GB/s streamed on all threads / on one thread with the requests kept for "
+              "it; each rows column: "
+              "the requests kept on that class of rows, and near+far / far only / none GB/s as timed on it on all threads; the "
+              "same on one thread)\n\n"
               "| dtype | form | avx2 GB/s | avx2-vnni GB/s | avx512 GB/s |",
               path.empty() ? "not cached: no cache folder" : path.c_str());
   const std::vector<engine::CpuStreamRequests> classes = forms.empty() ? std::vector<engine::CpuStreamRequests>{} : forms.front().rows;
@@ -171,7 +173,9 @@ void print_decode_forms(const std::vector<engine::CpuDecodeForm>& forms) {
                 f.form.c_str(), f.all_threads.avx2_gbs, f.one_thread.avx2_gbs, f.all_threads.avx2_vnni_gbs, f.one_thread.avx2_vnni_gbs,
                 f.all_threads.avx512_gbs, f.one_thread.avx512_gbs);
     for (const engine::CpuStreamRequests& r : f.rows)
-      std::printf(" %s (%.1f / %.1f / %.1f) |", r.chosen.c_str(), r.near_and_far_gbs, r.far_only_gbs, r.no_requests_gbs);
+      std::printf(" %s (%.1f / %.1f / %.1f; %.1f / %.1f / %.1f) |", r.chosen.c_str(), r.all_threads.near_and_far_gbs,
+                  r.all_threads.far_only_gbs, r.all_threads.no_requests_gbs, r.one_thread.near_and_far_gbs, r.one_thread.far_only_gbs,
+                  r.one_thread.no_requests_gbs);
     std::printf("\n");
   }
   std::printf("\n");

@@ -128,30 +128,38 @@ size_t backend_scratch_bytes(std::string_view name, const Graph& graph, const Pl
 // The CPU backend with `n_threads` worker threads (0: all hardware threads).
 std::unique_ptr<Backend> make_cpu_backend(int n_threads);
 
-// How a CPU decode form requests its weight ahead on one class of rows, those of at least
-// `row_elements` elements (the first class: any shorter too) up to the next class's: into L2 far
-// ahead ("far"), into L1 a short way ahead as well ("near+far"), or not at all (the hardware
-// prefetcher alone: "none"), whichever streamed fastest when the three were timed in turns on
-// rows of `row_elements` (GB/s, the median of each one's passes; 0: not timed).
-struct CpuStreamRequests {
-  int64_t row_elements = 0;
-  std::string chosen;
+// What a CPU decode form streamed with each way of requesting its weight ahead: into L2 far ahead
+// and into L1 a short way ahead as well ("near+far"), into L2 only ("far"), or not at all (the
+// hardware prefetcher alone: "none"). GB/s, the median of each one's passes; 0: not timed.
+struct CpuRequestRates {
   double near_and_far_gbs = 0, far_only_gbs = 0, no_requests_gbs = 0;
 };
 
-// What a dtype's one-column products streamed in each form when timed (GB/s; 0: not timed: no
-// choice, not on this CPU, or ENGINE_CPU_TUNE=0).
+// How a CPU decode form requests its weight ahead on one class of rows, those of at least
+// `row_elements` elements (the first class: any shorter too) up to the next class's: the way of
+// the three timed in turns on rows of `row_elements`, on all threads and on one alone, kept as a
+// form is (CpuDecodeForm).
+struct CpuStreamRequests {
+  int64_t row_elements = 0;
+  std::string chosen;
+  CpuRequestRates all_threads, one_thread;
+};
+
+// What a dtype's one-column products streamed in each form when timed, each form with the way of
+// requesting its weight ahead kept for it (GB/s; 0: not timed: no choice, not on this CPU, or
+// ENGINE_CPU_TUNE=0).
 struct CpuFormRates {
   double avx2_gbs = 0, avx2_vnni_gbs = 0, avx512_gbs = 0;
 };
 
 // The instruction set ("avx2", "avx512-bf16", ...) the CPU backend's one-column products
-// (decode) of a weight dtype run on. Where the CPU has more than AVX2, each dtype takes whichever
-// of its AVX2, AVX2 + VNNI and AVX-512 forms streamed its weights fastest when timed on this
-// machine on all threads, and of forms level there the one fastest on one thread (the GB/s
-// figures, each the median of its timed passes; every form gives the same bits), and requests
-// its weight ahead as timed in that form on each class of row length; a choice cached per CPU
-// model in a file (cpu_decode_forms_path).
+// (decode) of a weight dtype run on. Where the CPU has more than AVX2, each of its AVX2, AVX2 +
+// VNNI and AVX-512 forms is timed on this machine with each way of requesting its weight ahead, on
+// all threads and on one thread alone (the GB/s figures, each the median of its timed passes;
+// every form gives the same bits). Of the ways within the swings of a shared host of the fastest
+// on all threads, the one fastest alone is kept: first each form's way, then the form; then the
+// form's way on each other class of row length. A choice cached per CPU model in a file
+// (cpu_decode_forms_path).
 struct CpuDecodeForm {
   DType weight;
   std::string form;
