@@ -26,10 +26,9 @@ struct BenchOptions {
   std::string backend = "cpu";
   int device = 0;
   engine::DType kv_type = engine::DType::F16;
-  int64_t n_ctx = 0;               // 0: the model's training context, at most 4096 (as engine-run)
+  int64_t n_ctx = 0;               // every test's context; 0: each test on a session sized to it
   int64_t n_ubatch = 512;
-  // Sweeps: pp at each prompt length, tg<first n_gen> at each depth, each point on a session
-  // whose context is sized to it (unless n_ctx is set), so its memory follows the length.
+  // Sweeps: pp at each prompt length, tg<first n_gen> at each depth.
   std::vector<int64_t> sweep_pp;
   std::vector<int64_t> sweep_tg;
   std::string report_html;  // also write the HTML report here when not empty

@@ -22,15 +22,15 @@
 
 namespace {
 
-// Fails before anything runs when a model cannot be opened or a test does not fit its context.
+// Fails before anything runs when a model cannot be opened or a test does not fit the context -c
+// sets (without -c each test's context is sized to it).
 void check_models(const BenchOptions& opt, const std::vector<BenchTest>& tests) {
   for (const std::string& path : opt.models) {
-    const auto model = engine::Model::load(path, engine::GGUFLoad::kHeaderOnly);
-    const int64_t n_ctx = opt.n_ctx > 0 ? opt.n_ctx : engine::default_context(model->hparams());
+    engine::Model::load(path, engine::GGUFLoad::kHeaderOnly);
     for (const BenchTest& t : tests)
-      if (t.positions() > n_ctx && !(t.sweep_point && opt.n_ctx == 0))  // sweep points size their own context
+      if (opt.n_ctx > 0 && t.positions() > opt.n_ctx)
         throw engine::Error(fmt::format("{}: {} needs {} context positions but the context holds {} (see -c)", path,
-                                        t.name(), t.positions(), n_ctx));
+                                        t.name(), t.positions(), opt.n_ctx));
   }
 }
 
@@ -134,10 +134,11 @@ void run(const BenchOptions& opt, const std::string& format, const std::optional
     records.push_back({info, r});
   };
   for (const std::string& path : opt.models) {
-    if (opt.sweeping()) {
-      // A session per point, its context sized to the point, so its memory follows the length.
+    if (opt.n_ctx == 0) {
+      // A session per test, its context sized to the test as llama-bench sizes each test's: its
+      // memory follows the length, and so does the KV cache's layout (V's rows a context long).
       for (const BenchTest& t : tests) {
-        const auto session = engine::Session::create(path, session_params(opt, opt.n_ctx > 0 ? opt.n_ctx : t.positions()));
+        const auto session = engine::Session::create(path, session_params(opt, t.positions()));
         if (context.peak_rss_resets) reset_peak_rss();
         keep(describe_model(*session, path), measure(*session, t, opt, context));
       }
@@ -207,7 +208,7 @@ int main(int argc, char** argv) {
   bool list_devices = false;
   app.add_flag("--list-devices", list_devices, "list the devices of every backend built in, then exit");
   app.add_option("--kv-type", kv_type, "KV cache type")->check(CLI::IsMember({"f16", "f32"}));
-  app.add_option("-c,--ctx", opt.n_ctx, "context size (0: the model's, at most 4096)")
+  app.add_option("-c,--ctx", opt.n_ctx, "context size of every test (0: each test's sized to it, as llama-bench does)")
       ->check(integer(int64_t{0}, int64_t{1} << 24));
   app.add_option("-b,--ubatch", opt.n_ubatch, "prompt tokens per step")->check(integer(int64_t{1}, int64_t{1} << 16));
   app.add_option("--sweep-pp", opt.sweep_pp,
