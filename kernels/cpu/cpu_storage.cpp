@@ -31,8 +31,7 @@ void log_decode_forms(const std::vector<GGUFTensorInfo>& weights) {
     std::string timed;
     for (const auto& [threads, r] : {std::pair{"all threads", f.all_threads}, std::pair{"one thread", f.one_thread}}) {
       std::string rates;
-      for (const auto& [level, gbs] : {std::pair{SimdLevel::kAvx2, r.avx2_gbs}, std::pair{SimdLevel::kAvx2Vnni, r.avx2_vnni_gbs},
-                                       std::pair{cpu_simd_level(), r.avx512_gbs}})
+      for (const auto& [level, gbs] : form_rates(r))
         if (gbs > 0) rates += fmt::format("{}{} {:.1f}", rates.empty() ? "" : ", ", simd_level_name(level), gbs);
       if (!rates.empty()) timed += fmt::format("{}{} {} GB/s", timed.empty() ? "" : "; ", threads, rates);
     }

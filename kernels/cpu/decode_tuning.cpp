@@ -229,9 +229,6 @@ class TimedShape {
 // The ways of requesting a stream, from more requests to fewer (CpuRequestRates' order).
 constexpr std::array<StreamRequests, 3> kMoreToFewer = {StreamRequests::kNearAndFar, StreamRequests::kFar, StreamRequests::kNone};
 std::array<double, 3> more_to_fewer(const CpuRequestRates& r) { return {r.near_and_far_gbs, r.far_only_gbs, r.no_requests_gbs}; }
-double rate_with(const CpuRequestRates& r, StreamRequests way) {
-  return more_to_fewer(r)[static_cast<size_t>(std::find(kMoreToFewer.begin(), kMoreToFewer.end(), way) - kMoreToFewer.begin())];
-}
 
 // The forms this CPU has, in CpuFormRates' order: AVX2, AVX2 with VNNI, the best AVX-512 level.
 std::vector<SimdLevel> timed_levels() {
@@ -239,7 +236,6 @@ std::vector<SimdLevel> timed_levels() {
   if (cpu_simd_level() >= SimdLevel::kAvx512) levels.push_back(cpu_simd_level());
   return levels;
 }
-size_t form_index(SimdLevel level) { return level == SimdLevel::kAvx2 ? 0 : level == SimdLevel::kAvx2Vnni ? 1 : 2; }
 
 // `level`'s three ways of requesting its stream, timed in turns on `shape`'s threads.
 CpuRequestRates time_requests(TimedShape& shape, SimdLevel level, ColdWindows& cold) {
@@ -281,13 +277,15 @@ DecodeForm time_forms(DType weight, ThreadPool& pool, ThreadPool& alone, ColdWin
   std::array<double, 3> all_gbs{}, one_gbs{};
   for (size_t f = 0; f < ways.size(); ++f) {
     ways[f] = faster_requests(all[f], one[f]);
-    all_gbs[f] = rate_with(all[f], ways[f]);
-    one_gbs[f] = rate_with(one[f], ways[f]);
+    all_gbs[f] = requests_rate(all[f], ways[f]);
+    one_gbs[f] = requests_rate(one[f], ways[f]);
   }
   form.all_threads = CpuFormRates{all_gbs[0], all_gbs[1], all_gbs[2]};
   form.one_thread = CpuFormRates{one_gbs[0], one_gbs[1], one_gbs[2]};
   form.level = faster_form(form.all_threads, form.one_thread);
-  const size_t kept = form_index(form.level);
+  const auto forms = form_rates(form.all_threads);
+  const auto kept = static_cast<size_t>(
+      std::find_if(forms.begin(), forms.end(), [&](const auto& f) { return f.first == form.level; }) - forms.begin());
   for (size_t c = 0; c < kRowClasses; ++c) {
     if (c == timed_class) {
       form.rows[c] = RequestsTiming{ways[kept], all[kept], one[kept]};
@@ -356,15 +354,25 @@ size_t faster_way(std::span<const double> all_threads, std::span<const double> o
   return kept.value_or(0);
 }
 
+std::array<std::pair<SimdLevel, double>, 3> form_rates(const CpuFormRates& rates) {
+  return {{{SimdLevel::kAvx2, rates.avx2_gbs}, {SimdLevel::kAvx2Vnni, rates.avx2_vnni_gbs}, {cpu_simd_level(), rates.avx512_gbs}}};
+}
+
+double requests_rate(const CpuRequestRates& rates, StreamRequests way) {
+  return more_to_fewer(rates)[static_cast<size_t>(std::find(kMoreToFewer.begin(), kMoreToFewer.end(), way) - kMoreToFewer.begin())];
+}
+
 SimdLevel faster_form(const CpuFormRates& all_threads, const CpuFormRates& one_thread) {
-  const std::array<SimdLevel, 3> wide_to_narrow = {cpu_simd_level(), SimdLevel::kAvx2Vnni, SimdLevel::kAvx2};
-  const auto rates = [&](const CpuFormRates& r) {  // a form the CPU lacks is no candidate
-    std::array<double, 3> gbs = {r.avx512_gbs, r.avx2_vnni_gbs, r.avx2_gbs};
-    for (size_t i = 0; i < gbs.size(); ++i)
-      if (wide_to_narrow[i] > cpu_simd_level()) gbs[i] = 0;
-    return gbs;
-  };
-  return wide_to_narrow[faster_way(rates(all_threads), rates(one_thread))];
+  auto all = form_rates(all_threads), one = form_rates(one_thread);
+  std::reverse(all.begin(), all.end());  // wide to narrow
+  std::reverse(one.begin(), one.end());
+  std::array<double, 3> all_gbs{}, one_gbs{};
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i].first <= cpu_simd_level()) {  // a form the CPU lacks is no candidate
+      all_gbs[i] = all[i].second;
+      one_gbs[i] = one[i].second;
+    }
+  return all[faster_way(all_gbs, one_gbs)].first;
 }
 
 StreamRequests faster_requests(const CpuRequestRates& all_threads, const CpuRequestRates& one_thread) {

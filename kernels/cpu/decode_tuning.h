@@ -19,6 +19,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cpu/cpu_features.h"
@@ -68,6 +69,12 @@ struct DecodeForm {
 // their all-thread rates decide the same way.
 constexpr double kAllThreadsSwing = 1.10;
 size_t faster_way(std::span<const double> all_threads, std::span<const double> one_thread);
+
+// A CpuFormRates' forms with their rates, in its order: AVX2, AVX2 + VNNI, and this CPU's best
+// level (its AVX-512 one, the last rate 0 on a CPU without).
+std::array<std::pair<SimdLevel, double>, 3> form_rates(const CpuFormRates& rates);
+// The rate of `way` among a form's timed ways.
+double requests_rate(const CpuRequestRates& rates, StreamRequests way);
 
 // The form kept for a dtype timed at these rates: faster_way from wide to narrow (within the
 // noise the wider, issuing fewer instructions, leaves more of the core to the other work of a step).

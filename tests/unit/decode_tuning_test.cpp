@@ -182,17 +182,16 @@ TEST(DecodeTuning, KeepsTheFasterFormOfEachDtypeAndCachesIt) {
   for (const DecodeForm& f : forms) {
     // Each form's figures are at the requests it keeps: the kept form's, its requests on the timed rows.
     const RequestsTiming& timed = f.rows[row_class(4096)];
-    const auto at_kept_requests = [&](const CpuRequestRates& r) {
-      return timed.chosen == StreamRequests::kNearAndFar ? r.near_and_far_gbs : timed.chosen == StreamRequests::kFar ? r.far_only_gbs : r.no_requests_gbs;
-    };
     const auto kept_form_gbs = [&](const CpuFormRates& r) {
-      return f.level == SimdLevel::kAvx2 ? r.avx2_gbs : f.level == SimdLevel::kAvx2Vnni ? r.avx2_vnni_gbs : r.avx512_gbs;
+      for (const auto& [level, gbs] : form_rates(r))
+        if (level == f.level) return gbs;
+      return -1.0;
     };
     for (const auto& [r, requests] : {std::pair{f.all_threads, timed.all_threads}, std::pair{f.one_thread, timed.one_thread}}) {
       EXPECT_GT(r.avx2_gbs, 0) << dtype_name(f.weight);
       EXPECT_GT(r.avx2_vnni_gbs, 0) << dtype_name(f.weight);
       EXPECT_EQ(r.avx512_gbs > 0, cpu_simd_level() >= SimdLevel::kAvx512) << dtype_name(f.weight);
-      EXPECT_DOUBLE_EQ(kept_form_gbs(r), at_kept_requests(requests)) << dtype_name(f.weight);
+      EXPECT_DOUBLE_EQ(kept_form_gbs(r), requests_rate(requests, timed.chosen)) << dtype_name(f.weight);
     }
     EXPECT_EQ(f.level, faster_form(f.all_threads, f.one_thread)) << dtype_name(f.weight);
     EXPECT_EQ(decode_level(f.weight), std::min(f.level, simd_level())) << dtype_name(f.weight);

@@ -16,7 +16,6 @@
 #include "bench.h"
 #include "cost/hardware.h"
 #include "cost/html_report.h"
-#include "engine/arch.h"
 #include "engine/error.h"
 #include "tool_cli.h"
 
