@@ -576,6 +576,9 @@ inline Q6KFields load_q6_K_packed(const DotTile& t, int64_t r, int64_t i) {
 template <typename Level, typename Scale, typename Request>
 inline VI q6_K_lane_sums(Level level, Scale scale, VI offset, const VI (&aq)[8], VI bsums, Request request) {
   VI lanes = vi_set1(0);
+  // Unrolled by force: AVX2's build left it a loop, each chunk's shuffle pattern and shift counts
+  // built at run time (Q6_K from L2, one thread: 7.7 GB/s, against 27.6 unrolled).
+#pragma GCC unroll 8
   for (int k = 0; k < 8; ++k) {
     request(k);
     lanes = vi_dot16(lanes, vi_maddubs(level(k), aq[k]), scale(k));
