@@ -1130,12 +1130,12 @@ void q5_K_column_block(const DotTile& t, int64_t r0) {
       constexpr int kPairLines = (2 * (kBlock - 16) + 63) / 64;
       VI q[8];
       q5_K_levels(t, wp + row, r0 + row, i, q);
-      VI lanes = vi_set1(0);
+      VI lanes[2] = {vi_set1(0), vi_set1(0)};  // even and odd chunks: two dependency chains, not one
       for (int k = 0; k < 8; ++k) {
         if (pair && k < kPairLines) prefetch_stream(pair + 64 * k, 64, t.requests);
-        lanes = vi_dot16(lanes, vi_maddubs(q[k], aq[k]), vi_spread_rows(scale16[hr][k], spread));
+        lanes[k % 2] = vi_dot16(lanes[k % 2], vi_maddubs(q[k], aq[k]), vi_spread_rows(scale16[hr][k], spread));
       }
-      acc[g] = vr_fma(vr_spread_rows(d[hr], spread), vr_from_i32(lanes), acc[g]);
+      acc[g] = vr_fma(vr_spread_rows(d[hr], spread), vr_from_i32(vi_add(lanes[0], lanes[1])), acc[g]);
     }
   }
   alignas(64) float min_terms[kPackRows];
