@@ -211,11 +211,13 @@ inline VI vi_repeat(__m256i v) { return _mm512_broadcast_i64x4(v); }
 // 32 bytes (eight dwords) into the low lanes, and dword j (< 8) of such a register in every lane.
 inline VI vi_dwords32(const int8_t* p) { return _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
 inline VI vi_dword(VI v, int j) { return _mm512_permutexvar_epi32(_mm512_set1_epi32(j), v); }
+inline VI vi_dword_at(const int8_t* p) { return _mm512_broadcastd_epi32(_mm_loadu_si32(p)); }
 inline VI vi_dot_u8v(VI acc, VI x, VI y) { return _mm512_dpbusd_epi32(acc, x, y); }
 // vi_dot_u8v under the 256-bit forms' names for nibble levels (simd_avx2_impl.h): int32 sums each step.
 inline VI vi_nibble_dot(VI acc, VI x, VI y) { return vi_dot_u8v(acc, x, y); }
 inline VI vi_add_nibble_dots(VI a, VI b) { return _mm512_add_epi32(a, b); }
 inline VI vi_widen_nibble_dots(VI v) { return v; }
+inline VI vi_scaled_nibble_dots(VI v, VI scale) { return _mm512_mullo_epi32(v, scale); }
 // Signed x times signed y as (x + 128) * y - 128 * y: vi_dot_s8v(vi_signed_offset(y),
 // vi_signed_levels(x), y), the two preparations shared by every row / column.
 inline VI vi_signed_levels(VI x) { return _mm512_xor_si512(x, _mm512_set1_epi8(static_cast<char>(0x80))); }

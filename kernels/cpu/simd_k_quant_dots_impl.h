@@ -365,8 +365,9 @@ void q4_K_serial_block(const DotTile& t, const Q4KSuper* prepared, const float* 
 
 // One column on the packed layout (a decode product), in q4_K_serial_block's GEMV order: every
 // row group of the tile in one loop. Each chunk's scales and mins are cut from the header where
-// the chunk uses them (made all at once they spill to the stack), and the activation's level
-// dwords are spread from two registers by permutes instead of sixteen broadcast loads. The
+// the chunk uses them (made all at once they spill to the stack), and with VNNI the activation's
+// level dwords are spread from two registers by permutes instead of sixteen broadcast loads
+// (without it, on an AVX2-only Zen 3, the shuffle ports are the busier and the loads win). The
 // stream is requested a line per dword step (two threads read 4 % more than with a chunk's nine
 // lines at once). Q4_K_M decode on two threads: 1-4 % more tokens a second than with
 // q4_K_serial_block (docs/benchmarks.md).
@@ -394,20 +395,23 @@ void q4_K_packed_column(const DotTile& t) {
           for (int g = 0; g < kGroups; ++g) s_lo[g][0] = s_lo[g][1] = s_hi[g][0] = s_hi[g][1] = vi_set1(0);
 #pragma GCC unroll 8
           for (int j = 0; j < 8; ++j) {
-            const VI low_levels = vi_dword(levels_lo, j), high_levels = vi_dword(levels_hi, j);
+            const VI low_levels = Native ? vi_dword(levels_lo, j) : vi_dword_at(aq + 4 * j);
+            const VI high_levels = Native ? vi_dword(levels_hi, j) : vi_dword_at(aq + 32 + 4 * j);
             for (int g = 0; g < kGroups; ++g) {
               const VI quad = vi_load(group + ((4 + 8 * m + j) * kPackRows + g * kRowLanes) * 4);
               s_lo[g][j & 1] = vi_nibble_dot(s_lo[g][j & 1], vi_low_nibbles(quad), low_levels);
-              s_hi[g][j & 1] = vi_dot_u8v(s_hi[g][j & 1], Native ? vi_high_nibbles_x16(quad) : vi_high_nibbles(quad), high_levels);
+              s_hi[g][j & 1] = Native ? vi_dot_u8v(s_hi[g][j & 1], vi_high_nibbles_x16(quad), high_levels)
+                                      : vi_nibble_dot(s_hi[g][j & 1], vi_high_nibbles(quad), high_levels);
             }
             prefetch_stream(quarter + 64 * j, 64, t.requests);  // after the line's products: 2-6 % faster than before them
           }
           const int16_t* bs = a[i].bsums + 4 * m;
           for (int g = 0; g < kGroups; ++g) {
             const VI h[4] = {vi_set1(0), header(g, 1), header(g, 2), header(g, 3)};  // d | dmin (h[0]) is not read here
-            const VI lo = vi_widen_nibble_dots(vi_add_nibble_dots(s_lo[g][0], s_lo[g][1]));
-            const VI hi = Native ? vi_shift_right(vi_add(s_hi[g][0], s_hi[g][1]), 4) : vi_add(s_hi[g][0], s_hi[g][1]);
-            sum[g] = vi_add(sum[g], vi_add(vi_mul(lo, q4_K_scale(h, 2 * m)), vi_mul(hi, q4_K_scale(h, 2 * m + 1))));
+            const VI lo = vi_scaled_nibble_dots(vi_add_nibble_dots(s_lo[g][0], s_lo[g][1]), q4_K_scale(h, 2 * m));
+            const VI hi = Native ? vi_mul(vi_shift_right(vi_add(s_hi[g][0], s_hi[g][1]), 4), q4_K_scale(h, 2 * m + 1))
+                                 : vi_scaled_nibble_dots(vi_add_nibble_dots(s_hi[g][0], s_hi[g][1]), q4_K_scale(h, 2 * m + 1));
+            sum[g] = vi_add(sum[g], vi_add(lo, hi));
             mins[g] = vi_add(mins[g], vi_add(vi_mul_u16(q4_K_min(h, 2 * m), static_cast<int16_t>(bs[0] + bs[1])),
                                              vi_mul_u16(q4_K_min(h, 2 * m + 1), static_cast<int16_t>(bs[2] + bs[3]))));
           }
@@ -640,11 +644,13 @@ void q6_K_lanes_block(const DotTile& t, const KLaneRows* prepared, int64_t r0, i
       for (int g = 0; g < RG; ++g) {
         // The packed stream is requested a register's share at a time (a burst of a whole block's
         // prefetches stalls the loads), a line per chunk beside the chunk's products.
+        // As many lines as the share spans at most, from the first that starts in it: the last may
+        // be the next share's first, a request twice rather than a test per chunk.
         const char* share = Packed ? whole_packed_block(t, r0, i, sizeof(BlockQ6_K)) + g * kLaneRows * sizeof(BlockQ6_K) : nullptr;
         const char* first_line = Packed ? line_at_or_after(share) : nullptr;
-        const char* share_end = Packed ? share + kLaneRows * sizeof(BlockQ6_K) : nullptr;
+        constexpr int kShareLines = static_cast<int>((kLaneRows * sizeof(BlockQ6_K) + 63) / 64);
         const auto request = [&](int k) {
-          if (Packed && first_line + 64 * k < share_end) prefetch_stream(first_line + 64 * k, 64, t.requests);
+          if (Packed && k < kShareLines) prefetch_stream(first_line + 64 * k, 64, t.requests);
         };
         VI lanes;
         VR d;
