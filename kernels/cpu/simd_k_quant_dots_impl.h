@@ -1091,6 +1091,28 @@ void q3_K_column(const DotTile& t) {
   for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) q3_K_column_block(t, r0);
 }
 
+// Without VNNI, one row's eight sub-block scales (Q4_K / Q5_K header of super-block i of tile row
+// r) as int16 in both 128-bit halves, cut from its scale bytes by scalar operations: each chunk's
+// scale is then an in-lane byte shuffle of it (q5_K_chunk_scale), where spreading a lane of the
+// rows' header registers took a lane-crossing permute per chunk, the busier port on an AVX2-only
+// Zen 3.
+[[gnu::always_inline]] inline __m256i k_row_scales16(const DotTile& t, const char* const* wp, int64_t r, int64_t i, size_t block_bytes) {
+  uint32_t s[3];  // scale bytes 0..3, 4..7, 8..11
+  if (t.packed) {
+    const char* row = whole_packed_block(t, r, i, block_bytes) + (r % kPackRows) * 4;
+    for (int c = 0; c < 3; ++c) std::memcpy(&s[c], row + (c + 1) * kPackRows * 4, 4);
+  } else {
+    std::memcpy(s, wp[0] + i * block_bytes + 4, sizeof(s));
+  }
+  const uint32_t low = s[0] & 0x3F3F3F3Fu, high = (s[2] & 0x0F0F0F0Fu) | ((s[0] >> 2) & 0x30303030u);
+  return _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>((uint64_t{high} << 32) | low))));
+}
+inline __m256i q5_K_chunk_scale(__m256i row_scales16, int k) {
+  const char lo = static_cast<char>(2 * k), hi = static_cast<char>(2 * k + 1);
+  return _mm256_shuffle_epi8(row_scales16, _mm256_setr_epi8(lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi,
+                                                            lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi));
+}
+
 // Q5_K, one activation column, in k_lanes_block's order straight from the blocks: a super-block's
 // eight lane sums are exact integers however they are formed, so they are formed in registers
 // with no unpacked copy of the rows. A pass takes kPackRows rows (a packed group: one stream):
@@ -1119,11 +1141,12 @@ void q5_K_column_block(const DotTile& t, int64_t r0) {
     VI aq[8];
     for (int k = 0; k < 8; ++k) aq[k] = vi_repeat(load256(a.qs + 32 * k));
     const VR da = vr_set1(a.d);
-    VI scale16[kHeaders][8];  // per row lane, sub-block k's scale in both int16 halves
+    [[maybe_unused]] VI scale16[kHeaders][8];  // per row lane, sub-block k's scale in both int16 halves (VNNI)
     VR d[kHeaders];
     for (int hr = 0; hr < kHeaders; ++hr) {
       const Q4KRows h = k_header_at(t, wp + hr * kRowLanes, r0 + hr * kRowLanes, i, kBlock, t.packed);
-      for (int k = 0; k < 8; ++k) scale16[hr][k] = q5_K_scale16(h, k);
+      if constexpr (ENGINE_SIMD_VNNI)
+        for (int k = 0; k < 8; ++k) scale16[hr][k] = q5_K_scale16(h, k);
       VI min_pairs[4];
       q5_K_min_pairs(h, min_pairs);
       mins[hr] = q5_K_min_term(min_pairs, h.dmin, a, mins[hr]);
@@ -1136,10 +1159,16 @@ void q5_K_column_block(const DotTile& t, int64_t r0) {
       constexpr int kPairLines = (2 * (kBlock - 16) + 63) / 64;
       VI q[8];
       q5_K_levels(t, wp + row, r0 + row, i, q);
+#if !ENGINE_SIMD_VNNI
+      const __m256i row_scales16 = k_row_scales16(t, wp + row, r0 + row, i, kBlock);
+      const auto scale = [&](int k) { return q5_K_chunk_scale(row_scales16, k); };
+#else
+      const auto scale = [&](int k) { return vi_spread_rows(scale16[hr][k], spread); };
+#endif
       VI lanes[2] = {vi_set1(0), vi_set1(0)};  // even and odd chunks: two dependency chains, not one
       for (int k = 0; k < 8; ++k) {
         if (pair && k < kPairLines) prefetch_stream(pair + 64 * k, 64, t.requests);
-        lanes[k % 2] = vi_dot16(lanes[k % 2], vi_maddubs(q[k], aq[k]), vi_spread_rows(scale16[hr][k], spread));
+        lanes[k % 2] = vi_dot16(lanes[k % 2], vi_maddubs(q[k], aq[k]), scale(k));
       }
       acc[g] = vr_fma(vr_spread_rows(d[hr], spread), vr_from_i32(vi_add(lanes[0], lanes[1])), acc[g]);
     }
