@@ -1091,11 +1091,11 @@ void q3_K_column(const DotTile& t) {
   for (int64_t r0 = 0; r0 < t.rows; r0 += kPackRows) q3_K_column_block(t, r0);
 }
 
-// Without VNNI, one row's eight sub-block scales (Q4_K / Q5_K header of super-block i of tile row
-// r) as int16 in both 128-bit halves, cut from its scale bytes by scalar operations: each chunk's
-// scale is then an in-lane byte shuffle of it (q5_K_chunk_scale), where spreading a lane of the
-// rows' header registers took a lane-crossing permute per chunk, the busier port on an AVX2-only
-// Zen 3.
+#if !ENGINE_SIMD_VNNI
+// One row's eight sub-block scales (Q4_K / Q5_K header of super-block i of tile row r) as int16
+// in both 128-bit halves, cut from its scale bytes by scalar operations: each chunk's scale is
+// then an in-lane byte shuffle of it (q5_K_chunk_scale), where spreading a lane of the rows'
+// header registers took a lane-crossing permute per chunk, the busier port on an AVX2-only Zen 3.
 [[gnu::always_inline]] inline __m256i k_row_scales16(const DotTile& t, const char* const* wp, int64_t r, int64_t i, size_t block_bytes) {
   uint32_t s[3];  // scale bytes 0..3, 4..7, 8..11
   if (t.packed) {
@@ -1112,6 +1112,7 @@ inline __m256i q5_K_chunk_scale(__m256i row_scales16, int k) {
   return _mm256_shuffle_epi8(row_scales16, _mm256_setr_epi8(lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi,
                                                             lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi));
 }
+#endif
 
 // Q5_K, one activation column, in k_lanes_block's order straight from the blocks: a super-block's
 // eight lane sums are exact integers however they are formed, so they are formed in registers
