@@ -241,17 +241,21 @@ int64_t float_row_folded(int64_t n, const TW* w, const TA* const (&a)[CB], bool 
   int64_t i = 0;
   for (; i + kRowStepElems <= n; i += kRowStepElems) {
     prefetch_stream(reinterpret_cast<const char*>(w + i), kRowStepElems * sizeof(TW), requests);
+#pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
       const VF wv = vf_load(w + i + j * kVecLanes);
+#pragma GCC unroll 4
       for (int c = 0; c < CB; ++c) acc[c][j] = vf_fma(wv, vf_load(a[c] + i + j * kVecLanes), acc[c][j]);
     }
   }
   if (padded && i < n) {
+#pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
       // A vector wholly past the row loads none of its lanes from the row's start: a masked load
       // still fetches its line, which past a short row (decode's V span) is a cache miss of its own.
       const int64_t first = i + j * kVecLanes, count = first >= n ? 0 : min_i64(n - first, kVecLanes);
       const VF wv = vf_load_first(w + (count ? first : 0), count);
+#pragma GCC unroll 4
       for (int c = 0; c < CB; ++c) acc[c][j] = vf_fma(wv, vf_load_first(a[c] + first, count), acc[c][j]);
     }
     i = n;
