@@ -232,7 +232,8 @@ std::array<double, 3> more_to_fewer(const CpuRequestRates& r) { return {r.near_a
 
 // The forms this CPU has, in CpuFormRates' order: AVX2, AVX2 with VNNI, the best AVX-512 level.
 std::vector<SimdLevel> timed_levels() {
-  std::vector<SimdLevel> levels = {SimdLevel::kAvx2, SimdLevel::kAvx2Vnni};
+  std::vector<SimdLevel> levels = {SimdLevel::kAvx2};
+  if (cpu_simd_level() >= SimdLevel::kAvx2Vnni) levels.push_back(SimdLevel::kAvx2Vnni);
   if (cpu_simd_level() >= SimdLevel::kAvx512) levels.push_back(cpu_simd_level());
   return levels;
 }
@@ -490,7 +491,7 @@ std::string decode_tuning_path() {
 
 std::vector<DecodeForm> tune_decode_forms() {
   std::vector<DecodeForm> forms;
-  if (cpu_simd_level() < SimdLevel::kAvx2Vnni) return forms;
+  if (cpu_simd_level() < SimdLevel::kAvx2) return forms;
   ThreadPool pool(cpu_thread_count(0)), alone(1);
   ColdWindows cold(timed_bytes(pool));
   for (DType t : decode_dtypes()) forms.push_back(time_forms(t, pool, alone, cold));
@@ -507,7 +508,8 @@ bool decode_choice_measured() {
 void ensure_decode_tuning() {
   static std::once_flag once;
   std::call_once(once, [] {
-    if (!decode_choice_measured() || simd_level() < SimdLevel::kAvx2Vnni) return;
+    const bool avx2_forced = simd_level() == SimdLevel::kAvx2 && cpu_simd_level() > SimdLevel::kAvx2;
+    if (!decode_choice_measured() || avx2_forced) return;
     const std::string path = decode_tuning_path();
     if (!path.empty()) {
       std::ifstream in(path);

@@ -99,11 +99,14 @@ void keep_learned_requests(DType weight, int64_t row_elements, StreamRequests re
 bool decode_choice_measured();
 
 // Chooses the forms once per process: from this CPU's cache file, else by timing them (about a
-// second) and writing the file. Leaves every dtype on simd_level() where there is no choice (AVX2
-// alone), where ENGINE_CPU_TUNE=0, and in sanitized builds (their timings say nothing).
+// second) and writing the file; on a CPU with AVX2 alone only the requests have a choice. Leaves
+// every dtype on simd_level() with its default requests where ENGINE_CPU_TUNE=0, in sanitized
+// builds (their timings say nothing), and where the AVX2 forms are forced on a CPU with more
+// (ENGINE_CPU_SIMD=avx2: a replay of that form, not a choice).
 void ensure_decode_tuning();
 
-// Times every dtype's forms now, keeps the fastest of each and rewrites the cache file.
+// Times every dtype's forms (those this CPU has) now, keeps the fastest of each and rewrites the
+// cache file.
 std::vector<DecodeForm> tune_decode_forms();
 
 // The forms in use, one per dtype with a CPU dot product.
