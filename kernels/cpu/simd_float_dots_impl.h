@@ -239,6 +239,8 @@ int64_t float_row_folded(int64_t n, const TW* w, const TA* const (&a)[CB], bool 
   for (int c = 0; c < CB; ++c)
     for (int j = 0; j < 4; ++j) acc[c][j] = vf_zero();
   int64_t i = 0;
+  // The unrolled loops below let GCC keep acc in registers: rolled, the 256-bit forms' pairs stayed
+  // in memory, each FMA waiting on a store-to-load forward (docs/benchmarks.md).
   for (; i + kRowStepElems <= n; i += kRowStepElems) {
     prefetch_stream(reinterpret_cast<const char*>(w + i), kRowStepElems * sizeof(TW), requests);
 #pragma GCC unroll 4
