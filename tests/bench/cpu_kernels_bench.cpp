@@ -4,6 +4,8 @@
 // weight bytes streamed per second. Scalar prefill runs on the first 512 rows only (it would
 // take tens of seconds per iteration); compare it by its GMAC/s. The `simd_packed` runs take the
 // weight in the packed layout the CPU backend gives Q4_0 / Q8_0 / Q4_K / Q5_K / Q6_K (repack.h).
+// `mul_mat_prefill/<dtype>/avx2` is the prefill shape on the AVX2 forms, the weight in the layout
+// the CPU backend holds it: the GEMM a CPU with AVX2 alone (or ENGINE_CPU_SIMD=avx2) prefills on.
 // `mul_mat_prefill/q8_0/amx` runs the prefill shape through mul_mat itself, which takes the AMX
 // tiles with float activations where the CPU has them (mul_mat_amx.h).
 // `attention_qk` is one head's q.k of a 512-token prompt: 512 F16 keys of 64 elements times 512
@@ -392,6 +394,13 @@ int register_all() {
           ->Unit(benchmark::kMillisecond)
           ->Iterations(1);
     }
+  for (DType t : kTypes)
+    benchmark::RegisterBenchmark(("mul_mat_prefill/" + std::string(engine::dtype_name(t)) + "/avx2").c_str(),
+                                 [t](benchmark::State& state) {
+                                   mul_mat_rows(state, t, kK, kRows, kRows, kPromptTokens, SimdLevel::kAvx2, engine::cpu::has_packed_layout(t));
+                                 })
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(1);
   for (DType t : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
     const std::string suffix = std::string(engine::dtype_name(t)) + "/simd_packed";
     benchmark::RegisterBenchmark(("mul_mat_decode/" + suffix).c_str(), mul_mat, t, 1, true, true)->Unit(benchmark::kMillisecond);
