@@ -46,13 +46,6 @@ inline void vf_store_f16(uint16_t* p, VF v) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p + 8), _mm256_cvtps_ph(v.hi, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
-// Denormals (exponent bits zero) become zero of the same sign.
-inline __m256 flush_denormal8(__m256 v) {
-  const __m256i b = _mm256_castps_si256(v);
-  const __m256i tiny = _mm256_cmpeq_epi32(_mm256_and_si256(b, _mm256_set1_epi32(0x7f800000)), _mm256_setzero_si256());
-  return _mm256_castsi256_ps(_mm256_andnot_si256(_mm256_and_si256(tiny, _mm256_set1_epi32(0x7fffffff)), b));
-}
-
 // 2^k for integral k in [-126, 127].
 inline __m256 pow2_8(__m256i k) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23)); }
 
@@ -71,23 +64,17 @@ inline __m256 exp_scale8(__m256 j, __m256 n) {
 
 inline VF vf_exp_scale(VF j, VF n) { return {exp_scale8(j.lo, n.lo), exp_scale8(j.hi, n.hi)}; }
 
-// 16 bf16 values with their denormals (exponent bits zero) made zero of the same sign, all
-// in their 16-bit lanes: both halves of a pair at once.
-inline __m256i bf16_flushed(__m256i x) {
-  const __m256i tiny = _mm256_cmpeq_epi16(_mm256_and_si256(x, _mm256_set1_epi16(0x7f80)), _mm256_setzero_si256());
-  return _mm256_andnot_si256(_mm256_and_si256(tiny, _mm256_set1_epi16(0x007f)), x);
-}
-// The odd / even elements of 16 flushed bf16 pairs as floats.
+// The odd / even elements of 16 bf16 pairs as floats.
 inline __m256 bf16_odd8(__m256i x) { return _mm256_castsi256_ps(_mm256_and_si256(x, _mm256_set1_epi32(static_cast<int32_t>(0xffff0000u)))); }
 inline __m256 bf16_even8(__m256i x) { return _mm256_castsi256_ps(_mm256_slli_epi32(x, 16)); }
 
 // One AVX512_BF16 dot-product step, emulated on eight lanes (16 bf16 pairs): lane j adds pair
-// 2j+1's product, then pair 2j's, each sum rounded; denormal inputs and results flushed.
+// 2j+1's product, then pair 2j's, each an FMA (a bf16 product is exact in float); the caller's
+// Bf16Denormals scope flushes denormal inputs and results as the instruction does.
 inline __m256 dpbf16_8(__m256 acc, const uint16_t* w, const uint16_t* a) {
-  const __m256i wv = bf16_flushed(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
-  const __m256i av = bf16_flushed(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)));
-  const __m256 s = flush_denormal8(_mm256_add_ps(acc, _mm256_mul_ps(bf16_odd8(wv), bf16_odd8(av))));
-  return flush_denormal8(_mm256_add_ps(s, _mm256_mul_ps(bf16_even8(wv), bf16_even8(av))));
+  const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+  const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
+  return _mm256_fmadd_ps(bf16_even8(wv), bf16_even8(av), _mm256_fmadd_ps(bf16_odd8(wv), bf16_odd8(av), acc));
 }
 
 template <bool Native>

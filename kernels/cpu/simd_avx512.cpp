@@ -73,13 +73,6 @@ inline void vf_store_f16(uint16_t* p, VF v) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
-// Denormals (exponent bits zero) become zero of the same sign.
-inline VF vf_flush_denormal(VF v) {
-  const __m512i b = _mm512_castps_si512(v);
-  const __mmask16 tiny = _mm512_testn_epi32_mask(b, _mm512_set1_epi32(0x7f800000));
-  return _mm512_castsi512_ps(_mm512_mask_and_epi32(b, tiny, b, _mm512_set1_epi32(static_cast<int32_t>(0x80000000u))));
-}
-
 inline VF vf_exp_scale(VF j, VF n) {
   const __mmask16 big = _mm512_cmp_ps_mask(_mm512_abs_ps(n), _mm512_set1_ps(192.0f), _CMP_GT_OQ);
   const __mmask16 positive = _mm512_cmp_ps_mask(n, _mm512_setzero_ps(), _CMP_GT_OQ);
@@ -87,18 +80,16 @@ inline VF vf_exp_scale(VF j, VF n) {
   return _mm512_mask_mov_ps(r, big & positive, _mm512_set1_ps(__builtin_inff()));
 }
 
-// The odd / even elements of 32 bf16 pairs as floats, denormals flushed.
-inline VF bf16_odd(__m512i x) {
-  return vf_flush_denormal(_mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32(static_cast<int32_t>(0xffff0000u)))));
-}
-inline VF bf16_even(__m512i x) { return vf_flush_denormal(_mm512_castsi512_ps(_mm512_slli_epi32(x, 16))); }
+// The odd / even elements of 32 bf16 pairs as floats.
+inline VF bf16_odd(__m512i x) { return _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32(static_cast<int32_t>(0xffff0000u)))); }
+inline VF bf16_even(__m512i x) { return _mm512_castsi512_ps(_mm512_slli_epi32(x, 16)); }
 
-// One AVX512_BF16 dot-product step, emulated: lane j adds pair 2j+1's product, then pair
-// 2j's, each sum rounded; denormal inputs and results are flushed to zero.
+// One AVX512_BF16 dot-product step, emulated: lane j adds pair 2j+1's product, then pair 2j's,
+// each an FMA (a bf16 product is exact in float); the caller's Bf16Denormals scope flushes
+// denormal inputs and results as the instruction does.
 inline VF dpbf16_emulated(VF acc, const uint16_t* w, const uint16_t* a) {
   const __m512i wv = _mm512_loadu_si512(w), av = _mm512_loadu_si512(a);
-  const VF s = vf_flush_denormal(_mm512_add_ps(acc, _mm512_mul_ps(bf16_odd(wv), bf16_odd(av))));
-  return vf_flush_denormal(_mm512_add_ps(s, _mm512_mul_ps(bf16_even(wv), bf16_even(av))));
+  return _mm512_fmadd_ps(bf16_even(wv), bf16_even(av), _mm512_fmadd_ps(bf16_odd(wv), bf16_odd(av), acc));
 }
 
 __attribute__((target("avx512bf16"))) VF dpbf16_native(VF acc, const uint16_t* w, const uint16_t* a) {

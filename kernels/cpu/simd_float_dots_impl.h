@@ -189,6 +189,32 @@ void short_tiled(const DotTile& t) {
   }
 }
 
+// The dot-product instruction reads denormal inputs as zero and flushes denormal results to zero
+// of their sign; its emulation (two FMAs a step) gets both from MXCSR's DAZ and FTZ bits, set for
+// the scope of its loops only: the lane trees after them round as their scalar twins do.
+class Bf16Denormals {
+ public:
+  Bf16Denormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | kDenormalsAreZero | kFlushToZero); }
+  ~Bf16Denormals() { _mm_setcsr(saved_); }
+  Bf16Denormals(const Bf16Denormals&) = delete;
+  Bf16Denormals& operator=(const Bf16Denormals&) = delete;
+
+ private:
+  static constexpr unsigned kDenormalsAreZero = 0x0040, kFlushToZero = 0x8000;
+  unsigned saved_;
+};
+
+// Runs `steps` (dpbf16<Native> loops) with the instruction's denormal semantics.
+template <bool Native, typename Steps>
+void bf16_steps(Steps steps) {
+  if constexpr (Native) {
+    steps();
+  } else {
+    const Bf16Denormals scope;
+    steps();
+  }
+}
+
 // BF16 tiled order: one dot-product accumulator per output.
 template <bool Native, int RB, int CB>
 void bf16_tiled_block(const DotTile& t, int64_t r0, int64_t c0) {
@@ -199,11 +225,13 @@ void bf16_tiled_block(const DotTile& t, int64_t r0, int64_t c0) {
   VF acc[RB][CB];
   for (int r = 0; r < RB; ++r)
     for (int c = 0; c < CB; ++c) acc[r][c] = vf_zero();
-  for (int64_t k = 0; k < t.n; k += 2 * kVecLanes)
-    for (int r = 0; r < RB; ++r)
-      for (int c = 0; c < CB; ++c)
-        acc[r][c] = dpbf16<Native>(acc[r][c], reinterpret_cast<const uint16_t*>(wp[r]) + k,
-                                   reinterpret_cast<const uint16_t*>(ap[c]) + k);
+  bf16_steps<Native>([&] {
+    for (int64_t k = 0; k < t.n; k += 2 * kVecLanes)
+      for (int r = 0; r < RB; ++r)
+        for (int c = 0; c < CB; ++c)
+          acc[r][c] = dpbf16<Native>(acc[r][c], reinterpret_cast<const uint16_t*>(wp[r]) + k,
+                                     reinterpret_cast<const uint16_t*>(ap[c]) + k);
+  });
   store_lane_sums(t, acc, r0, c0);
 }
 
@@ -357,18 +385,20 @@ template <bool Native>
 float bf16_row(int64_t n, const uint16_t* w, const uint16_t* a, bool padded) {
   VF acc0 = vf_zero(), acc1 = vf_zero();
   int64_t i = 0;
-  for (; i + kRowStepElems <= n; i += kRowStepElems) {
-    acc0 = dpbf16<Native>(acc0, w + i, a + i);
-    acc1 = dpbf16<Native>(acc1, w + i + 2 * kVecLanes, a + i + 2 * kVecLanes);
-  }
-  if (padded && i < n) {
-    uint16_t wt[kRowStepElems] = {}, at[kRowStepElems] = {};
-    std::memcpy(wt, w + i, static_cast<size_t>(n - i) * sizeof(uint16_t));
-    std::memcpy(at, a + i, static_cast<size_t>(n - i) * sizeof(uint16_t));
-    acc0 = dpbf16<Native>(acc0, wt, at);
-    acc1 = dpbf16<Native>(acc1, wt + 2 * kVecLanes, at + 2 * kVecLanes);
-    i = n;
-  }
+  bf16_steps<Native>([&] {
+    for (; i + kRowStepElems <= n; i += kRowStepElems) {
+      acc0 = dpbf16<Native>(acc0, w + i, a + i);
+      acc1 = dpbf16<Native>(acc1, w + i + 2 * kVecLanes, a + i + 2 * kVecLanes);
+    }
+    if (padded && i < n) {
+      uint16_t wt[kRowStepElems] = {}, at[kRowStepElems] = {};
+      std::memcpy(wt, w + i, static_cast<size_t>(n - i) * sizeof(uint16_t));
+      std::memcpy(at, a + i, static_cast<size_t>(n - i) * sizeof(uint16_t));
+      acc0 = dpbf16<Native>(acc0, wt, at);
+      acc1 = dpbf16<Native>(acc1, wt + 2 * kVecLanes, at + 2 * kVecLanes);
+      i = n;
+    }
+  });
   double sum = vf_reduce(acc0);
   sum += vf_reduce(acc1);
   for (; i < n; ++i) sum += static_cast<double>(bf16_to_fp32(w[i]) * bf16_to_fp32(a[i]));

@@ -11,9 +11,10 @@
 // anonymous namespace of their own, after defining
 //   VF (16 float lanes) with vf_zero, vf_set1, vf_load_f32, vf_load_f16, vf_load_first (the first
 //   n elements, zeros after), vf_add, vf_sub, vf_mul, vf_div, vf_max (std::max(b, a)), vf_fma
-//   (a*b+c), vf_fold8 (lanes i + (i + 8)), vf_store, vf_store_f16, vf_flush_denormal,
-//   vf_bf16_even, vf_bf16_odd, vf_exp_scale (j * 2^n, 0 / inf where |n| > 192);
-//   dpbf16(acc, w, a) with the AVX512_BF16 semantics (see dot_float.cpp);
+//   (a*b+c), vf_fold8 (lanes i + (i + 8)), vf_store, vf_store_f16, vf_exp_scale (j * 2^n,
+//   0 / inf where |n| > 192);
+//   dpbf16<Native>(acc, w, a) with the AVX512_BF16 semantics (see dot_float.cpp), the emulated
+//   one (Native false) inside a Bf16Denormals scope;
 //   ENGINE_SIMD_VNNI (1: the 256-bit integer dot-product instruction exists, ENGINE_DPBUSD256 its
 //   intrinsic), ENGINE_TILE_ROWS and
 //   ENGINE_TILE_COLS (the float GEMM's register block of outputs), ENGINE_VF_REDUCE4 where
