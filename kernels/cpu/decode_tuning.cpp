@@ -42,7 +42,7 @@ namespace engine::cpu {
 namespace {
 
 // The number goes up with every change to a decode kernel: a file timed on older kernels is timed anew.
-constexpr const char* kHeader = "engine cpu decode forms 20";
+constexpr const char* kHeader = "engine cpu decode forms 21";
 constexpr int64_t kTimedK = 4096;              // elements per weight row the forms are timed on
 static_assert(std::find(kTimedRowElements.begin(), kTimedRowElements.end(), kTimedK) != kTimedRowElements.end(),
               "the forms are timed on the rows of one of the request classes");
